@@ -1,0 +1,155 @@
+/**
+ * buildApp(): the platform plugins, then each domain. No listen() here: main.ts listens, tests
+ * inject or listen on port 0.
+ */
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import addFormats from 'ajv-formats';
+import type { Config } from './config.js';
+import { systemClock, type Clock } from './platform/clock.js';
+import type { AppContext, RouteEntry } from './platform/context.js';
+import type { Access } from './platform/http/access.js';
+import type { Db } from './platform/db/index.js';
+import { HttpError, ValidationError } from './platform/http/errors.js';
+import { metricsPlugin } from './platform/http/metrics.js';
+import { DOCUMENTS, VERSIONS, documentBuilder, swaggerOptions, type Version } from './platform/http/openapi.js';
+import { ajvFormats } from './platform/http/params.js';
+import type { Document } from './platform/http/route.js';
+import { toIssues } from './platform/http/validation.js';
+import { objectId } from './platform/ids.js';
+import { apiDomains, rootDomains } from './domains/index.js';
+import { authHook } from './domains/auth/hook.js';
+
+export interface BuildOptions {
+  config: Config;
+  db: Db;
+  clock?: Clock;
+  /** Replace the logger (tests pass false to silence it). */
+  logger?: boolean;
+}
+
+/** /api/v2, /api/v3 and /api/v5 serve the v4 surface (spec: Versioning 1). */
+export function rewriteVersion(url: string): string {
+  const m = /^\/api\/v([235])(\/.*)?$/.exec(url);
+  if (!m || (m[2] ?? '').startsWith('/openapi/')) return url;
+  return `/api/v4${m[2] ?? ''}`;
+}
+
+export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
+  const { config, db } = o;
+  const app = Fastify({
+    logger: o.logger === false ? false : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'] },
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => objectId(),
+    rewriteUrl: (req) => rewriteVersion(req.url ?? '/'),
+    exposeHeadRoutes: false,
+    trustProxy: true,
+    return503OnClosing: true,
+    ajv: {
+      customOptions: { allErrors: true, verbose: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
+      plugins: [
+        ((ajv: { addFormat: (name: string, f: (s: string) => boolean) => unknown }) => {
+          for (const [name, f] of Object.entries(ajvFormats)) ajv.addFormat(name, f);
+          return ajv;
+        }) as never,
+        [addFormats as never, { mode: 'full' }],
+      ],
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const ctx: AppContext = { config, db, clock: o.clock ?? systemClock, log: app.log };
+  app.decorate('ctx', ctx);
+  app.decorateRequest('principal', null);
+  app.decorateRequest('groupScope', null);
+
+  const routeTable: RouteEntry[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (route) => {
+    // The access list lives in the schema (so it is documented) and is enforced from the config.
+    const access = (route.schema as { 'x-access'?: Access } | undefined)?.['x-access'];
+    if (access) route.config = { ...(route.config as object), access } as typeof route.config;
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, access, schema: route.schema as Record<string, unknown> | undefined });
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onRequest', authHook);
+
+  app.setErrorHandler((error: FastifyError | HttpError | ValidationError, req, reply) => {
+    if ('validation' in error && error.validation) {
+      return reply.status(422).send({ detail: toIssues(error.validation, error.validationContext) });
+    }
+    if (error instanceof ValidationError) return reply.status(422).send({ detail: error.issues });
+    if (error instanceof HttpError) {
+      if (error.status >= 500 && error.status !== 501 && error.status !== 503) req.log.error({ err: error }, 'server error');
+      return reply.status(error.status).headers(error.headers).send(error.body());
+    }
+    const fe = error as FastifyError;
+    if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (fe.statusCode === 400 && fe instanceof SyntaxError)) {
+      return reply.status(422).send({ detail: [{ loc: ['body'], msg: `JSON decode error: ${fe.message}`, type: 'json_invalid' }] });
+    }
+    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+      const code = FASTIFY_CODES[fe.code] ?? 'BadRequest';
+      return reply.status(fe.statusCode).send({ detail: fe.message, code });
+    }
+    req.log.error({ err: error }, 'unexpected error');
+    return reply.status(500).send({ detail: 'Internal server error', code: 'InternalError', request_id: req.id });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send({ detail: `No route ${req.method} ${req.url}`, code: 'RouteNotFound' });
+  });
+
+  await app.register(cookie);
+  await app.register(formbody);
+  await app.register(swagger, swaggerOptions('v4') as never);
+  await app.register(metricsPlugin);
+
+  app.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/ready', { schema: { hide: true } }, async (_req, reply) => {
+    try {
+      await db.query('SELECT 1');
+      return { status: 'ready', database: db.kind };
+    } catch {
+      return reply.status(503).send({ detail: 'The database is not reachable', code: 'DatabaseUnavailable' });
+    }
+  });
+
+  const documents = documentBuilder(app);
+  app.get<{ Params: { version: Version; document: string } }>(
+    '/api/:version/openapi/:document',
+    {
+      schema: {
+        hide: true,
+        params: {
+          type: 'object',
+          properties: { version: { type: 'string', enum: [...VERSIONS] }, document: { type: 'string', enum: DOCUMENTS.map((d) => `${d}.json`) } },
+          required: ['version', 'document'],
+        },
+      },
+    },
+    async (req) => documents(req.params.version, req.params.document.replace(/\.json$/, '') as Document),
+  );
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'none', deepLinking: true, defaultModelsExpandDepth: 0 },
+    transformSpecification: () => documents('v4', 'internal'),
+    transformSpecificationClone: false,
+  });
+
+  for (const domain of apiDomains) await app.register(domain, { prefix: '/api/v4' });
+  for (const domain of rootDomains) await app.register(domain);
+
+  return app;
+}
+
+const FASTIFY_CODES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PayloadTooLarge',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UnsupportedMediaType',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'EmptyBody',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'InvalidContentLength',
+};

@@ -1,0 +1,77 @@
+/**
+ * Configuration from environment variables, validated once at start.
+ * Every bad value is reported with the name of the variable, so an operator
+ * knows what to fix without reading code.
+ */
+import { ConfigError, z } from './platform/envschema.js';
+
+export { ConfigError };
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** postgres://… when set: a real PostgreSQL server through a pool. */
+  databaseUrl: string | undefined;
+  /** Embedded PGlite directory (or `memory://`) when databaseUrl is unset. */
+  dataDir: string;
+  databasePoolSize: number;
+  logLevel: LogLevel;
+  superuserEmail: string | undefined;
+  superuserPassword: string | undefined;
+  /** Maximum size of an ordinary request body, in bytes. */
+  bodyLimitBytes: number;
+  /** Days a login session lives. */
+  sessionTtlDays: number;
+  /** Failed logins allowed per account, then per address, within the window. */
+  loginMaxFailuresPerAccount: number;
+  loginMaxFailuresPerAddress: number;
+  loginFailureWindowSeconds: number;
+  /**
+   * How the issuer of a delegated (OpenID Connect) group is derived from its domain:
+   * `{domain}` is replaced. Default `https://{domain}/`. Tests point it at a loopback issuer.
+   */
+  oidcIssuerTemplate: string;
+  /** Allow OpenID Connect domains that resolve to private or loopback addresses (tests only). */
+  oidcAllowPrivateHosts: boolean;
+  /** Public base URL printed at start and used in Link headers when behind a proxy. */
+  publicUrl: string | undefined;
+  /** Load the demo network on first start of an empty embedded database. */
+  demo: boolean | undefined;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const r = z(env);
+  const config: Config = {
+    port: r.int('PORT', { default: 8080, min: 0, max: 65535 }),
+    host: r.str('HOST', { default: '0.0.0.0' }),
+    databaseUrl: r.url('DATABASE_URL', { protocols: ['postgres:', 'postgresql:'] }),
+    dataDir: r.str('DATA_DIR', { default: './data' }),
+    databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 1000 }),
+    logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, { default: 'info' }),
+    superuserEmail: r.email('TRANSIT_OPS_SUPERUSER_EMAIL'),
+    superuserPassword: r.str('TRANSIT_OPS_SUPERUSER_PASSWORD', { minLength: 8 }),
+    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1_048_576, min: 1024 }),
+    sessionTtlDays: r.int('SESSION_TTL_DAYS', { default: 14, min: 1, max: 365 }),
+    loginMaxFailuresPerAccount: r.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', { default: 5, min: 1 }),
+    loginMaxFailuresPerAddress: r.int('LOGIN_MAX_FAILURES_PER_ADDRESS', { default: 30, min: 1 }),
+    loginFailureWindowSeconds: r.int('LOGIN_FAILURE_WINDOW_SECONDS', { default: 900, min: 1 }),
+    oidcIssuerTemplate: r.str('OIDC_ISSUER_TEMPLATE', { default: 'https://{domain}/', contains: '{domain}' }),
+    oidcAllowPrivateHosts: r.bool('OIDC_ALLOW_PRIVATE_HOSTS', { default: false }),
+    publicUrl: r.url('PUBLIC_URL', { protocols: ['http:', 'https:'] }),
+    demo: r.optionalBool('TRANSIT_OPS_DEMO'),
+  };
+  if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {
+    r.problem('TRANSIT_OPS_SUPERUSER_EMAIL and TRANSIT_OPS_SUPERUSER_PASSWORD must be set together');
+  }
+  r.done();
+  return config;
+}
+
+/** A configuration for tests and embedding: defaults, overridden by the given values. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({}), dataDir: 'memory://', logLevel: 'silent', ...overrides };
+}

@@ -1,0 +1,158 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { AppContext } from '../../platform/context.js';
+import { ADMIN, anyCredential, groupRoles, publicAccess, superuserOnly, type Scope } from '../../platform/http/access.js';
+import { errors, invalid } from '../../platform/http/errors.js';
+import { GroupParams } from '../../platform/http/params.js';
+import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
+import { parseExpire } from './expire.js';
+import { ApiKeyCreated, ApiKeyRecord, CreateApiKeyBody, LoginForm, LoginQuery, LoginResponse, LoginScopedQuery, LogoutQuery, ProviderQuery, ProviderResponse } from './schemas.js';
+import { createApiKey, listApiKeys, login, logout, providerFor, revokeApiKey } from './service.js';
+
+const FORM = ['application/x-www-form-urlencoded', 'application/json'];
+
+const loginErrors = {
+  401: { WrongLogin: 'the email and password do not match a known user (same answer for an unknown email)' },
+  403: { Auth0LoginRequired: 'every group of the user is delegated to OpenID Connect' },
+  404: { DeviceNotFound: 'device_id names no device of the user\'s groups' },
+  409: { DeviceAmbiguous: 'device_id names devices in several of the user\'s groups' },
+  429: { TooManyLoginAttempts: 'too many failed logins for the account or the address; see Retry-After' },
+} as const;
+
+function expireOf(text: string | undefined, where: 'query' | 'body'): Date | undefined {
+  if (text === undefined) return undefined;
+  const d = parseExpire(text);
+  if (!d) throw invalid([where, 'expire'], 'Not a valid time in any of the accepted forms', 'value_error', text);
+  return d;
+}
+
+const scopedLoginSchema = (operationId: string, description: string) =>
+  op(
+    {
+      operationId,
+      summary: 'Log in for automation, bounded by scopes and an expiry',
+      description,
+      tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors,
+    },
+    { querystring: LoginScopedQuery, body: LoginForm, response: { 200: LoginResponse } },
+  );
+
+async function doLogin(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, q: { device_id?: string; scopes?: Scope[]; expire?: string }) {
+  const body = req.body as { email: string; password: string };
+  const result = await login(ctx, {
+    email: body.email,
+    password: body.password,
+    address: req.ip,
+    deviceId: q.device_id,
+    scopes: q.scopes,
+    expire: expireOf(q.expire, 'query'),
+  });
+  reply.setCookie('session_id', result.sessionId, {
+    httpOnly: true,
+    secure: true,
+    sameSite: 'lax',
+    path: '/',
+    maxAge: Math.max(1, Math.round(result.expiresDays * 86400)),
+  });
+  return { session_id: result.sessionId, expires_days: result.expiresDays, expires_at: result.expiresAt.toISOString() };
+}
+
+export async function authRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/auth/provider', {
+    schema: op(
+      { operationId: 'getAuthProvider', summary: 'How users of a group log in', tags: ['auth'], access: publicAccess(), documents: PUBLIC, errors: { 404: { GroupNotFound: 'unknown group_id' } } },
+      { querystring: ProviderQuery, response: { 200: ProviderResponse } },
+    ),
+  }, async (req) => providerFor(app.ctx.db, req.query.group_id));
+
+  app.post('/login', {
+    schema: op(
+      {
+        operationId: 'login',
+        summary: 'Log in with email and password',
+        description: 'Opens a session: the answer carries session_id and expires_days, and sets the session_id cookie (HttpOnly, Secure, SameSite=Lax). With device_id, a driver session bound to that device.',
+        tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors,
+      },
+      { querystring: LoginQuery, body: LoginForm, response: { 200: LoginResponse } },
+    ),
+  }, async (req, reply) => doLogin(app.ctx, req, reply, req.query));
+
+  app.post('/login-scoped', { schema: scopedLoginSchema('loginScoped', 'Same body and answer as POST /login; the session can do nothing outside its scopes and dies at expire.') }, async (req, reply) => doLogin(app.ctx, req, reply, req.query));
+
+  app.get('/logout', {
+    schema: op(
+      { operationId: 'logout', summary: 'Close the session', description: 'The session dies everywhere (bearer and cookie). With an API key, nothing is closed (revoke keys with DELETE).', tags: ['auth'], access: anyCredential(), documents: PUBLIC },
+      { querystring: LogoutQuery, response: { 204: Type.Null({ description: 'Closed' }) } },
+    ),
+  }, async (req, reply) => {
+    await logout(app.ctx, req.principal!);
+    reply.clearCookie('session_id', { path: '/', httpOnly: true, secure: true, sameSite: 'lax' });
+    return reply.status(204).send(null);
+  });
+
+  app.post('/groups/:group_id/api-keys', {
+    schema: op(
+      {
+        operationId: 'createGroupApiKey', summary: 'Create an API key bound to the group',
+        description: 'Needs a session (not an API key) holding the admin role. The key is returned once, in `value`.',
+        tags: ['auth'], access: groupRoles(ADMIN, 'CreateApiKeyRoleRequired', 'admin'), documents: PUBLIC,
+        errors: { 403: { SessionRequired: 'API keys are created from a session, not from another key' } },
+      },
+      { params: GroupParams, body: CreateApiKeyBody, response: { 201: ApiKeyCreated } },
+    ),
+  }, async (req, reply) => {
+    requireSession(req);
+    const b = req.body;
+    const key = await createApiKey(app.ctx, req.principal!, req.params.group_id, { ...b, expire: keyExpire(b.expire) });
+    return reply.status(201).send(key);
+  });
+
+  app.get('/groups/:group_id/api-keys', {
+    schema: op(
+      { operationId: 'listGroupApiKeys', summary: 'List the group\'s API keys (never their secrets)', tags: ['auth'], access: groupRoles(ADMIN, 'ListApiKeysRoleRequired', 'admin'), documents: PUBLIC },
+      { params: GroupParams, response: { 200: Type.Array(ApiKeyRecord) } },
+    ),
+  }, async (req) => listApiKeys(app.ctx.db, req.params.group_id));
+
+  app.delete('/groups/:group_id/api-keys/:api_key_id', {
+    schema: op(
+      { operationId: 'deleteGroupApiKey', summary: 'Revoke an API key at once', tags: ['auth'], access: groupRoles(ADMIN, 'DeleteApiKeyRoleRequired', 'admin'), documents: PUBLIC, errors: { 404: { ApiKeyNotFound: 'no such key in the group' } } },
+      { params: Type.Object({ group_id: GroupParams.properties.group_id, api_key_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 204: Type.Null({ description: 'Revoked' }) } },
+    ),
+  }, async (req, reply) => {
+    await revokeApiKey(app.ctx, req.params.group_id, req.params.api_key_id);
+    return reply.status(204).send(null);
+  });
+
+  app.post('/api-keys', {
+    schema: op(
+      { operationId: 'createApiKey', summary: 'Create an API key spanning several groups, or a superuser key', description: 'A superuser key is a key whose user_id is a superuser.', tags: ['auth'], access: superuserOnly('admin'), documents: INTERNAL },
+      { body: CreateApiKeyBody, response: { 201: ApiKeyCreated } },
+    ),
+  }, async (req, reply) => {
+    const b = req.body;
+    const key = await createApiKey(app.ctx, req.principal!, null, { ...b, expire: keyExpire(b.expire) });
+    return reply.status(201).send(key);
+  });
+}
+
+/** spec: Authentication 7: creation requires a session holding the admin role (a JWT is a session of the provider). */
+function requireSession(req: FastifyRequest) {
+  if (req.principal?.via === 'api_key') throw errors.forbidden('SessionRequired', 'API keys are created from a session, not from another API key');
+}
+
+function keyExpire(e: string | number | undefined): Date | undefined {
+  if (e === undefined) return undefined;
+  return typeof e === 'number' ? new Date(Math.round(e * 1000)) : expireOf(e, 'body');
+}
+
+/** POST /nav-data-processor-api/v4/login-scoped (spec: Versioning 1), outside /api/v4. */
+export async function navDataProcessorRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.post('/nav-data-processor-api/v4/login-scoped', {
+    schema: scopedLoginSchema('loginScopedNavDataProcessor', 'The same as POST /api/v4/login-scoped, under the nav-data-processor prefix.'),
+  }, async (req, reply) => doLogin(app.ctx, req, reply, req.query));
+}

@@ -1,0 +1,74 @@
+import { Type } from 'typebox';
+import { ROLES, SCOPES } from '../../platform/http/access.js';
+import { GroupId, StringEnum } from '../../platform/http/params.js';
+import { EXPIRE_DESCRIPTION, EXPIRE_PATTERN } from './expire.js';
+
+export const Role = StringEnum(ROLES);
+export const ScopeName = StringEnum(SCOPES, { description: 'read, export, write, device, admin (see the document description).' });
+
+export const Expire = Type.String({ pattern: EXPIRE_PATTERN, description: EXPIRE_DESCRIPTION });
+
+export const LoginForm = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+export const LoginQuery = Type.Object({
+  device_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Opens a driver session bound to this device of one of your groups.' })),
+  scopes: Type.Optional(Type.Array(ScopeName, { description: 'Bound the session to these scopes (repeat the parameter).' })),
+  expire: Type.Optional(Expire),
+});
+
+export const LoginScopedQuery = Type.Object({
+  scopes: Type.Array(ScopeName, { minItems: 1, description: 'The scopes the session is bounded to (repeat the parameter).' }),
+  expire: Expire,
+});
+
+export const LoginResponse = Type.Object({
+  session_id: Type.String({ description: 'Send it as `Authorization: Bearer <session_id>`; also set as the session_id cookie.' }),
+  expires_days: Type.Number({ description: 'Days until the session expires (fractional for a scoped session).' }),
+  expires_at: Type.String({ format: 'date-time' }),
+});
+
+export const ProviderQuery = Type.Object({ group_id: Type.Optional(GroupId) });
+export const ProviderResponse = Type.Union([
+  Type.Object({ provider: Type.Literal('legacy') }),
+  Type.Object({ provider: Type.Literal('auth0'), auth0: Type.Object({ domain: Type.String(), connection: Type.String() }) }),
+]);
+
+export const LogoutQuery = Type.Object({ group_id: Type.Optional(GroupId) });
+
+export const CreateApiKeyBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200, description: 'A label to recognise the key by.' })),
+    user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Principal: the key acts as this user.' })),
+    device_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Principal: the key acts as this device (driver role, bound to the device).' })),
+    role: Type.Optional(Role),
+    group_ids: Type.Optional(Type.Array(GroupId, { minItems: 1, uniqueItems: true, description: 'With role: the groups the key holds that role in.' })),
+    teams: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { uniqueItems: true, description: 'Limit the key to these teams of its group.' })),
+    scopes: Type.Optional(Type.Array(ScopeName, { uniqueItems: true })),
+    expire: Type.Optional(Type.Union([Expire, Type.Number({ minimum: 0 })], { description: EXPIRE_DESCRIPTION })),
+  },
+  { additionalProperties: false, description: 'Exactly one principal: user_id, or device_id, or role together with group_ids.' },
+);
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+export const ApiKeyRecord = Type.Object({
+  api_key_id: Type.String(),
+  name: Nullable(Type.String()),
+  principal: StringEnum(['user', 'device', 'role'] as const),
+  user_id: Nullable(Type.String()),
+  device_id: Nullable(Type.String()),
+  role: Type.Union([Role, Type.Null()]),
+  group_ids: Type.Array(Type.String()),
+  teams: Type.Array(Type.String()),
+  scopes: Type.Union([Type.Array(ScopeName), Type.Null()], { description: 'null: not bounded by scopes' }),
+  expires_at: Nullable(Type.String({ format: 'date-time' })),
+  created_by: Nullable(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+  last_used_at: Nullable(Type.String({ format: 'date-time' })),
+});
+export const ApiKeyCreated = Type.Intersect([ApiKeyRecord, Type.Object({ value: Type.String({ description: 'The key itself, shown once: it is stored only hashed.' }) })]);

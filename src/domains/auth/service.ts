@@ -1,0 +1,424 @@
+/**
+ * Credentials: sessions (password login), API keys and OpenID Connect tokens, turned into a
+ * Principal; then the caller's standing in a group (GroupScope). Secrets are stored only as
+ * hashes; comparisons happen on hashes through the primary key.
+ */
+import type { AppContext } from '../../platform/context.js';
+import type { Queryable } from '../../platform/db/index.js';
+import { HttpError, errors, invalid } from '../../platform/http/errors.js';
+import type { Access, GroupScope, Principal, Role, Scope } from '../../platform/http/access.js';
+import { hashSecret, newSecret, objectId } from '../../platform/ids.js';
+import { getGroup, type Group } from '../groups/service.js';
+import { emailClaim, issuerFor, unverifiedIssuer, verifyJwt } from './oidc.js';
+import { verifyPassword } from './passwords.js';
+
+const DAY_MS = 86_400_000;
+/** The longest life a caller may ask for with `expire`. */
+export const MAX_EXPIRE_DAYS = 366;
+
+// ---------------------------------------------------------------- login and sessions
+
+export interface LoginInput {
+  email: string;
+  password: string;
+  address: string;
+  deviceId?: string | undefined;
+  scopes?: readonly Scope[] | undefined;
+  expire?: Date | undefined;
+}
+
+export interface LoginResult {
+  sessionId: string;
+  expiresAt: Date;
+  expiresDays: number;
+}
+
+interface UserRow {
+  user_id: string;
+  email: string;
+  password_hash: string | null;
+  superuser: boolean;
+}
+
+export async function login(ctx: AppContext, input: LoginInput): Promise<LoginResult> {
+  const now = ctx.clock.now();
+  const accountKey = `account:${input.email.toLowerCase()}`;
+  const addressKey = `address:${input.address}`;
+  await checkLoginRate(ctx, now, [
+    [accountKey, ctx.config.loginMaxFailuresPerAccount],
+    [addressKey, ctx.config.loginMaxFailuresPerAddress],
+  ]);
+
+  const user = (await ctx.db.query<UserRow>('SELECT user_id, email, password_hash, superuser FROM users WHERE lower(email) = lower($1)', [input.email]))[0];
+  // Unknown email and wrong password take the same path and the same time (argon2 either way).
+  const ok = await verifyPassword(user?.password_hash ?? null, input.password);
+  if (!user || !ok) {
+    await recordLoginFailure(ctx, now, [accountKey, addressKey]);
+    throw new HttpError(401, 'WrongLogin', 'The email and password do not match');
+  }
+  await ctx.db.query('DELETE FROM login_failures WHERE key = $1', [accountKey]);
+
+  const groups = await ctx.db.query<{ group_id: string; auth: Group['auth'] }>(
+    'SELECT g.group_id, g.auth FROM memberships m JOIN groups g USING (group_id) WHERE m.user_id = $1',
+    [user.user_id],
+  );
+  if (!user.superuser && groups.length > 0 && groups.every((g) => g.auth.provider === 'auth0')) {
+    throw new HttpError(403, 'Auth0LoginRequired', 'Your groups log in through their OpenID Connect provider: see GET /auth/provider?group_id=…');
+  }
+
+  let device: { group_id: string; device_id: string } | undefined;
+  if (input.deviceId !== undefined) {
+    const devices = await ctx.db.query<{ group_id: string; device_id: string; auth: Group['auth'] }>(
+      `SELECT d.group_id, d.device_id, g.auth FROM devices d JOIN groups g USING (group_id)
+       WHERE d.device_id = $1 AND NOT d.archived
+         AND (EXISTS (SELECT 1 FROM memberships m WHERE m.group_id = d.group_id AND m.user_id = $2) OR $3)`,
+      [input.deviceId, user.user_id, user.superuser],
+    );
+    if (devices.length === 0) throw errors.notFound('DeviceNotFound', `No device ${JSON.stringify(input.deviceId)} in your groups`);
+    if (devices.length > 1) throw errors.conflict('DeviceAmbiguous', `Device ${JSON.stringify(input.deviceId)} exists in several of your groups`);
+    device = devices[0];
+  }
+
+  const expiresAt = input.expire ?? new Date(now.getTime() + ctx.config.sessionTtlDays * DAY_MS);
+  checkExpire(expiresAt, now, 'query');
+  const sessionId = newSecret('');
+  await ctx.db.query(
+    `INSERT INTO sessions (session_hash, user_id, device_group_id, device_id, scopes, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [hashSecret(sessionId), user.user_id, device?.group_id ?? null, device?.device_id ?? null, input.scopes ? [...input.scopes] : null, now, expiresAt],
+  );
+  return { sessionId, expiresAt, expiresDays: roundDays((expiresAt.getTime() - now.getTime()) / DAY_MS) };
+}
+
+function roundDays(d: number): number {
+  return Math.round(d * 10_000) / 10_000;
+}
+
+export function checkExpire(expiresAt: Date, now: Date, where: 'query' | 'body') {
+  if (expiresAt.getTime() <= now.getTime()) throw invalid([where, 'expire'], 'expire must be in the future', 'value_error', expiresAt.toISOString());
+  if (expiresAt.getTime() - now.getTime() > MAX_EXPIRE_DAYS * DAY_MS) {
+    throw invalid([where, 'expire'], `expire must be within ${MAX_EXPIRE_DAYS} days`, 'value_error', expiresAt.toISOString());
+  }
+}
+
+async function checkLoginRate(ctx: AppContext, now: Date, limits: [string, number][]) {
+  const since = new Date(now.getTime() - ctx.config.loginFailureWindowSeconds * 1000);
+  const rows = await ctx.db.query<{ key: string; n: number; first: Date }>(
+    'SELECT key, count(*)::int AS n, min(at) AS first FROM login_failures WHERE key = ANY($1) AND at > $2 GROUP BY key',
+    [limits.map(([k]) => k), since],
+  );
+  for (const r of rows) {
+    const limit = limits.find(([k]) => k === r.key)![1];
+    if (r.n >= limit) {
+      const retryAfter = Math.max(1, Math.ceil((r.first.getTime() + ctx.config.loginFailureWindowSeconds * 1000 - now.getTime()) / 1000));
+      throw new HttpError(429, 'TooManyLoginAttempts', `Too many failed logins for this ${r.key.split(':')[0]}; try again in ${retryAfter} s`, {
+        'retry-after': String(retryAfter),
+      });
+    }
+  }
+}
+
+async function recordLoginFailure(ctx: AppContext, now: Date, keys: string[]) {
+  const before = new Date(now.getTime() - ctx.config.loginFailureWindowSeconds * 1000);
+  await ctx.db.transaction(async (tx) => {
+    for (const key of keys) {
+      await tx.query('DELETE FROM login_failures WHERE key = $1 AND at <= $2', [key, before]);
+      await tx.query('INSERT INTO login_failures (key, at) VALUES ($1, $2)', [key, now]);
+    }
+  });
+}
+
+/** Ends the session everywhere (bearer and cookie carry the same id). API keys are revoked by DELETE. */
+export async function logout(ctx: AppContext, principal: Principal): Promise<void> {
+  if (principal.sessionHash) {
+    await ctx.db.query('UPDATE sessions SET ended_at = $2 WHERE session_hash = $1 AND ended_at IS NULL', [principal.sessionHash, ctx.clock.now()]);
+  }
+}
+
+const basePrincipal = {
+  superuser: false,
+  scopes: null,
+  sessionHash: null,
+  apiKeyId: null,
+  device: null,
+  groupIds: null,
+  role: null,
+  teams: null,
+  oidc: null,
+} as const;
+
+export async function principalFromSession(ctx: AppContext, sessionId: string): Promise<Principal | null> {
+  const hash = hashSecret(sessionId);
+  const rows = await ctx.db.query<{ user_id: string; email: string; superuser: boolean; scopes: Scope[] | null; device_group_id: string | null; device_id: string | null }>(
+    `SELECT s.user_id, u.email, u.superuser, s.scopes, s.device_group_id, s.device_id
+     FROM sessions s JOIN users u USING (user_id)
+     WHERE s.session_hash = $1 AND s.ended_at IS NULL AND s.expires_at > $2`,
+    [hash, ctx.clock.now()],
+  );
+  const s = rows[0];
+  if (!s) return null;
+  return {
+    ...basePrincipal,
+    via: 'session',
+    userId: s.user_id,
+    email: s.email,
+    superuser: s.superuser,
+    scopes: s.scopes,
+    sessionHash: hash,
+    device: s.device_id && s.device_group_id ? { groupId: s.device_group_id, deviceId: s.device_id } : null,
+    groupIds: s.device_group_id ? [s.device_group_id] : null,
+  };
+}
+
+// ---------------------------------------------------------------- API keys
+
+interface KeyRow {
+  api_key_id: string;
+  name: string | null;
+  principal: 'user' | 'device' | 'role';
+  user_id: string | null;
+  device_id: string | null;
+  role: Role | null;
+  group_ids: string[];
+  teams: string[];
+  scopes: Scope[] | null;
+  expires_at: Date | null;
+  created_by: string | null;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+const KEY_COLUMNS = 'api_key_id, name, principal, user_id, device_id, role, group_ids, teams, scopes, expires_at, created_by, created_at, last_used_at';
+
+export async function principalFromApiKey(ctx: AppContext, key: string): Promise<Principal | null> {
+  const now = ctx.clock.now();
+  const rows = await ctx.db.query<KeyRow & { email: string | null; superuser: boolean | null }>(
+    `SELECT k.api_key_id, k.principal, k.user_id, k.device_id, k.role, k.group_ids, k.teams, k.scopes, u.email, u.superuser
+     FROM api_keys k LEFT JOIN users u USING (user_id)
+     WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)`,
+    [hashSecret(key), now],
+  );
+  const k = rows[0];
+  if (!k) return null;
+  const common = {
+    ...basePrincipal,
+    via: 'api_key' as const,
+    apiKeyId: k.api_key_id,
+    scopes: k.scopes,
+    teams: k.teams.length > 0 ? k.teams : null,
+  };
+  if (k.principal === 'user') {
+    return { ...common, userId: k.user_id, email: k.email, superuser: k.superuser ?? false, groupIds: k.group_ids.length > 0 ? k.group_ids : null };
+  }
+  if (k.principal === 'device') {
+    return { ...common, userId: null, email: null, role: 'driver', groupIds: k.group_ids, device: { groupId: k.group_ids[0]!, deviceId: k.device_id! } };
+  }
+  return { ...common, userId: null, email: null, role: k.role, groupIds: k.group_ids };
+}
+
+export interface CreateKeyInput {
+  name?: string | undefined;
+  user_id?: string | undefined;
+  device_id?: string | undefined;
+  role?: Role | undefined;
+  group_ids?: string[] | undefined;
+  teams?: string[] | undefined;
+  scopes?: Scope[] | undefined;
+  expire?: Date | undefined;
+}
+
+export type KeyRecord = Omit<KeyRow, 'expires_at' | 'created_at' | 'last_used_at'> & {
+  expires_at: string | null;
+  created_at: string;
+  last_used_at: string | null;
+};
+
+function keyRecord(k: KeyRow): KeyRecord {
+  return {
+    ...k,
+    expires_at: k.expires_at?.toISOString() ?? null,
+    created_at: k.created_at.toISOString(),
+    last_used_at: k.last_used_at?.toISOString() ?? null,
+  };
+}
+
+/**
+ * spec: Authentication 7: exactly one principal: user_id, or device_id, or role with group_ids.
+ * `groupId` is the group of the path (POST /groups/{group_id}/api-keys); null for POST /api-keys.
+ */
+export async function createApiKey(ctx: AppContext, creator: Principal, groupId: string | null, input: CreateKeyInput): Promise<KeyRecord & { value: string }> {
+  const principals = [input.user_id !== undefined, input.device_id !== undefined, input.role !== undefined].filter(Boolean).length;
+  if (principals !== 1) throw invalid(['body'], 'Declare exactly one principal: user_id, or device_id, or role with group_ids', 'value_error');
+  if (input.role === undefined && input.group_ids !== undefined && groupId !== null) {
+    throw invalid(['body', 'group_ids'], 'group_ids goes with role; a user or device key is bound to the group of the path', 'value_error');
+  }
+  let groupIds: string[];
+  let principal: KeyRow['principal'];
+  if (input.role !== undefined) {
+    principal = 'role';
+    if (!input.group_ids || input.group_ids.length === 0) throw invalid(['body', 'group_ids'], 'A role key names the groups it holds the role in', 'missing');
+    groupIds = [...new Set(input.group_ids)];
+    if (groupId !== null && (groupIds.length !== 1 || groupIds[0] !== groupId)) {
+      throw invalid(['body', 'group_ids'], `A key created under group ${JSON.stringify(groupId)} can only name that group; use POST /api-keys (superuser) for several groups`, 'value_error', input.group_ids);
+    }
+  } else if (input.device_id !== undefined) {
+    principal = 'device';
+    const scopeGroup = groupId ?? input.group_ids?.[0];
+    if (!scopeGroup || (input.group_ids && input.group_ids.length !== 1)) throw invalid(['body', 'group_ids'], 'A device key names the one group of the device', 'value_error');
+    const d = await ctx.db.query('SELECT 1 FROM devices WHERE group_id = $1 AND device_id = $2', [scopeGroup, input.device_id]);
+    if (d.length === 0) throw invalid(['body', 'device_id'], `No device ${JSON.stringify(input.device_id)} in group ${JSON.stringify(scopeGroup)}`, 'value_error', input.device_id);
+    groupIds = [scopeGroup];
+  } else {
+    principal = 'user';
+    const u = (await ctx.db.query<{ superuser: boolean }>('SELECT superuser FROM users WHERE user_id = $1', [input.user_id]))[0];
+    if (!u) throw invalid(['body', 'user_id'], `No user ${JSON.stringify(input.user_id)}`, 'value_error', input.user_id);
+    groupIds = groupId !== null ? [groupId] : [...new Set(input.group_ids ?? [])];
+    if (groupId !== null) {
+      const m = await ctx.db.query('SELECT 1 FROM memberships WHERE group_id = $1 AND user_id = $2', [groupId, input.user_id]);
+      if (m.length === 0 && !u.superuser) throw invalid(['body', 'user_id'], `User ${JSON.stringify(input.user_id)} has no role in group ${JSON.stringify(groupId)}`, 'value_error', input.user_id);
+    }
+  }
+  if (groupIds.length > 0) {
+    const known = await ctx.db.query<{ group_id: string }>('SELECT group_id FROM groups WHERE group_id = ANY($1)', [groupIds]);
+    const missing = groupIds.filter((g) => !known.some((k) => k.group_id === g));
+    if (missing.length > 0) throw invalid(['body', 'group_ids'], `Unknown groups: ${missing.join(', ')}`, 'value_error', missing);
+  }
+  if (input.teams?.length) {
+    if (groupIds.length !== 1) throw invalid(['body', 'teams'], 'teams restrict a key bound to exactly one group', 'value_error');
+    const known = await ctx.db.query<{ team_id: string }>('SELECT team_id FROM teams WHERE group_id = $1 AND team_id = ANY($2)', [groupIds[0], input.teams]);
+    const missing = input.teams.filter((t) => !known.some((k) => k.team_id === t));
+    if (missing.length > 0) throw invalid(['body', 'teams'], `Unknown teams in group ${groupIds[0]}: ${missing.join(', ')}`, 'value_error', missing);
+  }
+  const now = ctx.clock.now();
+  if (input.expire) checkExpire(input.expire, now, 'body');
+  const value = newSecret('tko_');
+  const rows = await ctx.db.query<KeyRow>(
+    `INSERT INTO api_keys (api_key_id, key_hash, name, principal, user_id, device_id, role, group_ids, teams, scopes, expires_at, created_by, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     RETURNING ${KEY_COLUMNS}`,
+    [
+      objectId(now.getTime()), hashSecret(value), input.name ?? null, principal, input.user_id ?? null, input.device_id ?? null,
+      input.role ?? (principal === 'device' ? 'driver' : null), groupIds, input.teams ?? [], input.scopes ?? null, input.expire ?? null,
+      creator.userId, now,
+    ],
+  );
+  return { ...keyRecord(rows[0]!), value };
+}
+
+export async function listApiKeys(db: Queryable, groupId: string): Promise<KeyRecord[]> {
+  const rows = await db.query<KeyRow>(
+    `SELECT ${KEY_COLUMNS} FROM api_keys WHERE $1 = ANY(group_ids) AND revoked_at IS NULL ORDER BY created_at, api_key_id`,
+    [groupId],
+  );
+  return rows.map(keyRecord);
+}
+
+export async function revokeApiKey(ctx: AppContext, groupId: string, apiKeyId: string): Promise<void> {
+  const rows = await ctx.db.query(
+    'UPDATE api_keys SET revoked_at = $3 WHERE api_key_id = $1 AND $2 = ANY(group_ids) AND revoked_at IS NULL RETURNING api_key_id',
+    [apiKeyId, groupId, ctx.clock.now()],
+  );
+  if (rows.length === 0) throw errors.notFound('ApiKeyNotFound', `No API key ${JSON.stringify(apiKeyId)} in group ${JSON.stringify(groupId)}`);
+}
+
+// ---------------------------------------------------------------- OpenID Connect
+
+/**
+ * A JWT is verified against the group of the path when it is delegated; on a path without a
+ * group, against the delegated groups whose issuer the token names.
+ */
+export async function principalFromJwt(ctx: AppContext, token: string, pathGroupId: string | undefined): Promise<Principal | null> {
+  const candidates: Group[] = [];
+  if (pathGroupId !== undefined) {
+    const g = await getGroup(ctx.db, pathGroupId);
+    if (!g) throw errors.groupNotFound(pathGroupId);
+    if (g.auth.provider === 'auth0') candidates.push(g);
+  } else {
+    const iss = unverifiedIssuer(token);
+    if (iss) {
+      const all = await ctx.db.query<Group>("SELECT group_id, name, features, auth, timezone, created_at, updated_at FROM groups WHERE auth->>'provider' = 'auth0'");
+      candidates.push(...all.filter((g) => g.auth.provider === 'auth0' && issuerFor(ctx.config.oidcIssuerTemplate, g.auth.domain) === iss));
+    }
+  }
+  for (const g of candidates) {
+    if (g.auth.provider !== 'auth0') continue;
+    const issuer = issuerFor(ctx.config.oidcIssuerTemplate, g.auth.domain);
+    let email: string | null;
+    try {
+      email = emailClaim(await verifyJwt(token, issuer, g.auth.audience, ctx.clock.now()));
+    } catch (err) {
+      ctx.log.debug({ err, group_id: g.group_id }, 'JWT rejected');
+      continue;
+    }
+    if (!email) continue;
+    const user = (await ctx.db.query<UserRow>('SELECT user_id, email, superuser FROM users WHERE lower(email) = lower($1)', [email]))[0];
+    if (!user) return null;
+    return { ...basePrincipal, via: 'jwt', userId: user.user_id, email: user.email, superuser: user.superuser, oidc: { issuer, audience: g.auth.audience } };
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------- authorization
+
+type GroupAccess = Extract<Access, { kind: 'group' }>;
+
+/**
+ * The caller's standing in the group of the path, in the documented order: group exists (404)
+ * → the credential reaches this group → role in the group (403 NoRole) → role allowed (403 with
+ * the endpoint's error) → features → scope. Superusers pass every role check.
+ */
+export async function authorizeGroup(ctx: AppContext, p: Principal, groupId: string, access: GroupAccess): Promise<GroupScope> {
+  const group = await getGroup(ctx.db, groupId);
+  if (!group) throw errors.groupNotFound(groupId);
+  if (p.groupIds && !p.groupIds.includes(groupId)) throw errors.noRole(groupId);
+  if (p.via === 'jwt') {
+    const ok = group.auth.provider === 'auth0' && issuerFor(ctx.config.oidcIssuerTemplate, group.auth.domain) === p.oidc?.issuer && group.auth.audience === p.oidc.audience;
+    if (!ok) throw errors.unauthenticated(`This token was not issued for group ${JSON.stringify(groupId)}`);
+  }
+  if (p.via === 'session' && group.auth.provider === 'auth0' && !p.superuser) {
+    throw new HttpError(403, 'Auth0LoginRequired', `Group ${JSON.stringify(groupId)} logs in through OpenID Connect: send the provider's JWT as a bearer token`);
+  }
+
+  let role: Role;
+  let teams: readonly string[] | null = null;
+  let driverId: string | null = null;
+  if (p.role) {
+    role = p.role;
+    teams = p.teams;
+  } else {
+    const m = p.userId
+      ? (await ctx.db.query<{ role: Role; teams: string[]; driver_id: string | null }>('SELECT role, teams, driver_id FROM memberships WHERE group_id = $1 AND user_id = $2', [groupId, p.userId]))[0]
+      : undefined;
+    if (m) {
+      role = m.role;
+      teams = m.teams.length > 0 ? m.teams : null;
+      driverId = m.driver_id;
+    } else if (p.superuser) {
+      role = 'admin';
+    } else {
+      throw errors.noRole(groupId);
+    }
+    if (p.teams) teams = teams ? teams.filter((t) => p.teams!.includes(t)) : p.teams;
+  }
+  if (!access.roles.includes(role) && !p.superuser) {
+    throw errors.forbidden(access.roleError, `Your role ${role} may not call this endpoint; allowed: ${access.roles.join(', ')}`);
+  }
+  const missing = (access.features ?? []).filter((f) => !group.features.includes(f));
+  if (missing.length > 0) throw errors.forbidden('FeatureNotEnabled', `Group ${JSON.stringify(groupId)} does not have the features ${missing.join(', ')}`);
+  checkScope(p, access.scope);
+  return { groupId, role, teams, driverId, timezone: group.timezone, features: group.features };
+}
+
+export function checkScope(p: Principal, scope: Scope | undefined) {
+  if (scope && p.scopes && !p.scopes.includes(scope)) {
+    throw errors.forbidden('ScopeNotAllowed', `This credential is limited to the scopes ${p.scopes.join(', ') || '(none)'}; this endpoint needs ${scope}`);
+  }
+}
+
+export async function providerFor(db: Queryable, groupId: string | undefined): Promise<{ provider: 'legacy' } | { provider: 'auth0'; auth0: { domain: string; connection: string } }> {
+  if (groupId === undefined) return { provider: 'legacy' };
+  const g = await getGroup(db, groupId);
+  if (!g) throw errors.groupNotFound(groupId);
+  if (g.auth.provider === 'auth0') return { provider: 'auth0', auth0: { domain: g.auth.domain, connection: g.auth.connection } };
+  return { provider: 'legacy' };
+}

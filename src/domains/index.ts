@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import { authRoutes, navDataProcessorRoutes } from './auth/routes.js';
+import { dutyRoutes } from './duties/routes.js';
+import { fleetRoutes } from './fleet/routes.js';
+import { groupRoutes } from './groups/routes.js';
+import { gtfsRoutes } from './gtfs/routes.js';
+import { movementRoutes } from './movements/routes.js';
+import { notificationRoutes } from './notifications/routes.js';
+import { planningRoutes } from './planning/routes.js';
+import { ratingRoutes } from './ratings/routes.js';
+import { tripRoutes } from './trips/routes.js';
+import { updateRoutes } from './updates/routes.js';
+import { userRoutes } from './users/routes.js';
+
+type Plugin = (app: FastifyInstance) => Promise<void>;
+
+/** Each domain is a Fastify plugin registered under /api/v4 (the other versions are rewritten to it). */
+export const apiDomains: readonly Plugin[] = [
+  authRoutes, groupRoutes, userRoutes, gtfsRoutes, fleetRoutes, planningRoutes, ratingRoutes,
+  notificationRoutes, tripRoutes, dutyRoutes, movementRoutes, updateRoutes,
+];
+
+/** Domains with paths outside /api/v4. */
+export const rootDomains: readonly Plugin[] = [navDataProcessorRoutes];

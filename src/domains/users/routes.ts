@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { ADMIN, ALL_ROLES, groupRoles } from '../../platform/http/access.js';
+import { GroupId, GroupParams } from '../../platform/http/params.js';
+import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
+import { CreateUserBody, CreatedMember, MemberRecord, PatchUserBody, RoleRecord, UserId } from './schemas.js';
+import { addMember, listMembers, removeMember, rolesFor, updateMember } from './service.js';
+
+const UserParams = Type.Object({ group_id: GroupId, user_id: UserId });
+const userNotFound = { 404: { UserNotFound: 'the user has no role in the group' } } as const;
+
+export async function userRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const ctx = app.ctx;
+
+  app.post('/groups/:group_id/users', {
+    schema: op(
+      { operationId: 'addUser', summary: 'Give a user a role in the group (creating the account if new)', tags: ['groups'], access: groupRoles(ADMIN, 'AddUserRoleRequired', 'admin'), documents: INTERNAL, errors: { 409: { MembershipExists: 'the user already has a role in this group' } } },
+      { params: GroupParams, body: CreateUserBody, response: { 201: CreatedMember } },
+    ),
+  }, async (req, reply) => reply.status(201).send(await addMember(ctx, req.params.group_id, req.body)));
+
+  app.get('/groups/:group_id/users', {
+    schema: op(
+      { operationId: 'listUsers', summary: 'The users of the group and their roles', tags: ['groups'], access: groupRoles(ADMIN, 'ListUsersRoleRequired', 'admin'), documents: INTERNAL },
+      { params: GroupParams, response: { 200: Type.Array(MemberRecord) } },
+    ),
+  }, async (req) => listMembers(ctx.db, req.params.group_id));
+
+  app.patch('/groups/:group_id/users/:user_id', {
+    schema: op(
+      { operationId: 'updateUser', summary: 'Change a user\'s role, teams or driver link in the group', tags: ['groups'], access: groupRoles(ADMIN, 'UpdateUserRoleRequired', 'admin'), documents: INTERNAL, errors: userNotFound },
+      { params: UserParams, body: PatchUserBody, response: { 200: MemberRecord } },
+    ),
+  }, async (req) => updateMember(ctx, req.params.group_id, req.params.user_id, req.body));
+
+  app.delete('/groups/:group_id/users/:user_id', {
+    schema: op(
+      { operationId: 'removeUser', summary: 'Remove a user\'s role in the group (the account stays)', tags: ['groups'], access: groupRoles(ADMIN, 'RemoveUserRoleRequired', 'admin'), documents: INTERNAL, errors: userNotFound },
+      { params: UserParams, response: { 204: Type.Null({ description: 'Removed' }) } },
+    ),
+  }, async (req, reply) => {
+    await removeMember(ctx, req.params.group_id, req.params.user_id);
+    return reply.status(204).send(null);
+  });
+
+  app.get('/groups/:group_id/roles', {
+    schema: op(
+      { operationId: 'listRoles', summary: 'The caller\'s role; for an admin, the roles of every user of the group', tags: ['auth'], access: groupRoles(ALL_ROLES, 'NoRole', 'read'), documents: PUBLIC },
+      { params: GroupParams, response: { 200: Type.Array(RoleRecord) } },
+    ),
+  }, async (req) => rolesFor(ctx.db, req.principal!, req.groupScope!));
+}

@@ -1,0 +1,60 @@
+import { Type, type Static } from 'typebox';
+import { Role } from '../auth/schemas.js';
+import { TeamId } from '../groups/schemas.js';
+import { Nullable } from '../../platform/http/params.js';
+
+export const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$' });
+export const Password = Type.String({ minLength: 8, maxLength: 1024, description: 'At least 8 characters; stored only as an argon2id hash.' });
+export const UserId = Type.String({ minLength: 1, maxLength: 64 });
+
+export const CreateUserBody = Type.Object(
+  {
+    email: Email,
+    password: Type.Optional(Password),
+    role: Role,
+    teams: Type.Optional(Type.Array(TeamId, { uniqueItems: true, description: 'Teams the user is limited to; empty or absent = the whole group.' })),
+    organization: Type.Optional(Type.String({ maxLength: 200, description: 'The organization the user account belongs to (spec: What the service does 6).' })),
+    driver_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{24}$', description: 'For the driver role: the driver record this account is (planning and ratings read it).' })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Adds a role in the group. A new email creates the user (password required unless the group logs in through OpenID Connect). ' +
+      'An existing email gets the role in this group; its password is never changed here (an admin of one group cannot take over an account of another).',
+  },
+);
+export type CreateUserBody = Static<typeof CreateUserBody>;
+
+export const PatchUserBody = Type.Object(
+  {
+    role: Type.Optional(Role),
+    teams: Type.Optional(Type.Array(TeamId, { uniqueItems: true })),
+    driver_id: Type.Optional(Nullable(Type.String({ pattern: '^[0-9a-f]{24}$' }))),
+  },
+  { additionalProperties: false },
+);
+export type PatchUserBody = Static<typeof PatchUserBody>;
+
+export const MemberRecord = Type.Object({
+  user_id: Type.String(),
+  email: Type.String(),
+  organization: Nullable(Type.String()),
+  group_id: Type.String(),
+  role: Role,
+  teams: Type.Array(Type.String(), { description: 'Empty: the whole group.' }),
+  driver_id: Nullable(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export type MemberRecord = Static<typeof MemberRecord>;
+
+export const CreatedMember = Type.Intersect([MemberRecord, Type.Object({ existing_user: Type.Boolean({ description: 'true when the email already had an account' }) })]);
+
+export const RoleRecord = Type.Object({
+  group_id: Type.String(),
+  user_id: Nullable(Type.String({ description: 'null for a role or device API key' })),
+  email: Nullable(Type.String()),
+  organization: Nullable(Type.String()),
+  role: Role,
+  teams: Type.Array(Type.String(), { description: 'Empty: the whole group.' }),
+});
+export type RoleRecord = Static<typeof RoleRecord>;

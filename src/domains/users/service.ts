@@ -1,0 +1,124 @@
+/** User accounts and their roles in groups (memberships). */
+import type { AppContext } from '../../platform/context.js';
+import type { Queryable } from '../../platform/db/index.js';
+import { errors, invalid } from '../../platform/http/errors.js';
+import type { GroupScope, Principal, Role } from '../../platform/http/access.js';
+import { objectId } from '../../platform/ids.js';
+import { hashPassword } from '../auth/passwords.js';
+import { requireGroup, unknownTeams } from '../groups/service.js';
+import type { CreateUserBody, MemberRecord, PatchUserBody, RoleRecord } from './schemas.js';
+
+interface MemberRow {
+  user_id: string;
+  email: string;
+  organization: string | null;
+  group_id: string;
+  role: Role;
+  teams: string[];
+  driver_id: string | null;
+  created_at: Date;
+}
+
+const memberRecord = (r: MemberRow): MemberRecord => ({ ...r, created_at: r.created_at.toISOString() });
+
+const MEMBER_SELECT = `SELECT u.user_id, u.email, u.organization, m.group_id, m.role, m.teams, m.driver_id, m.created_at
+  FROM memberships m JOIN users u USING (user_id)`;
+
+export async function findUserByEmail(db: Queryable, email: string) {
+  return (await db.query<{ user_id: string; email: string; superuser: boolean }>('SELECT user_id, email, superuser FROM users WHERE lower(email) = lower($1)', [email]))[0] ?? null;
+}
+
+/** Creates a user account (CLI and bootstrap); returns null when the email is taken. */
+export async function createUser(ctx: AppContext, input: { email: string; password: string | null; superuser?: boolean; organization?: string | null }) {
+  const hash = input.password === null ? null : await hashPassword(input.password);
+  const rows = await ctx.db.query<{ user_id: string; email: string }>(
+    `INSERT INTO users (user_id, email, password_hash, organization, superuser, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT ((lower(email))) DO NOTHING
+     RETURNING user_id, email`,
+    [objectId(ctx.clock.now().getTime()), input.email, hash, input.organization ?? null, input.superuser ?? false, ctx.clock.now()],
+  );
+  return rows[0] ?? null;
+}
+
+/** spec-adjacent: TRANSIT_OPS_SUPERUSER_EMAIL/PASSWORD create the superuser once, at start. */
+export async function bootstrapSuperuser(ctx: AppContext): Promise<'created' | 'exists' | 'not-configured'> {
+  const { superuserEmail: email, superuserPassword: password } = ctx.config;
+  if (!email || !password) return 'not-configured';
+  const created = await createUser(ctx, { email, password, superuser: true });
+  return created ? 'created' : 'exists';
+}
+
+async function checkTeams(db: Queryable, groupId: string, teams: readonly string[] | undefined) {
+  const unknown = await unknownTeams(db, groupId, teams ?? []);
+  if (unknown.length > 0) throw invalid(['body', 'teams'], `Unknown teams in group ${groupId}: ${unknown.join(', ')}`, 'value_error', unknown);
+}
+
+export async function addMember(ctx: AppContext, groupId: string, input: CreateUserBody): Promise<MemberRecord & { existing_user: boolean }> {
+  const group = await requireGroup(ctx.db, groupId);
+  await checkTeams(ctx.db, groupId, input.teams);
+  const hash = input.password === undefined ? null : await hashPassword(input.password);
+  return ctx.db.transaction(async (tx) => {
+    const now = ctx.clock.now();
+    let user = await findUserByEmail(tx, input.email);
+    const existing = user !== null;
+    if (!user) {
+      if (hash === null && group.auth.provider === 'legacy') throw invalid(['body', 'password'], 'A new user of a group that logs in by password needs a password', 'missing');
+      user = (await tx.query<{ user_id: string; email: string; superuser: boolean }>(
+        `INSERT INTO users (user_id, email, password_hash, organization, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING user_id, email, superuser`,
+        [objectId(now.getTime()), input.email, hash, input.organization ?? null, now],
+      ))[0]!;
+    }
+    const inserted = await tx.query(
+      `INSERT INTO memberships (group_id, user_id, role, teams, driver_id, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (group_id, user_id) DO NOTHING RETURNING user_id`,
+      [groupId, user.user_id, input.role, input.teams ?? [], input.driver_id ?? null, now],
+    );
+    if (inserted.length === 0) throw errors.conflict('MembershipExists', `${input.email} already has a role in group ${groupId}; change it with PATCH`);
+    const row = (await tx.query<MemberRow>(`${MEMBER_SELECT} WHERE m.group_id = $1 AND m.user_id = $2`, [groupId, user.user_id]))[0]!;
+    return { ...memberRecord(row), existing_user: existing };
+  });
+}
+
+export async function listMembers(db: Queryable, groupId: string): Promise<MemberRecord[]> {
+  return (await db.query<MemberRow>(`${MEMBER_SELECT} WHERE m.group_id = $1 ORDER BY u.email`, [groupId])).map(memberRecord);
+}
+
+export async function updateMember(ctx: AppContext, groupId: string, userId: string, patch: PatchUserBody): Promise<MemberRecord> {
+  await checkTeams(ctx.db, groupId, patch.teams);
+  const rows = await ctx.db.query<{ user_id: string }>(
+    `UPDATE memberships SET
+       role = COALESCE($3, role),
+       teams = COALESCE($4, teams),
+       driver_id = CASE WHEN $5 THEN $6 ELSE driver_id END,
+       updated_at = $7
+     WHERE group_id = $1 AND user_id = $2 RETURNING user_id`,
+    [groupId, userId, patch.role ?? null, patch.teams ?? null, patch.driver_id !== undefined, patch.driver_id ?? null, ctx.clock.now()],
+  );
+  if (rows.length === 0) throw errors.notFound('UserNotFound', `User ${JSON.stringify(userId)} has no role in group ${JSON.stringify(groupId)}`);
+  return memberRecord((await ctx.db.query<MemberRow>(`${MEMBER_SELECT} WHERE m.group_id = $1 AND m.user_id = $2`, [groupId, userId]))[0]!);
+}
+
+export async function removeMember(ctx: AppContext, groupId: string, userId: string): Promise<void> {
+  const rows = await ctx.db.query('DELETE FROM memberships WHERE group_id = $1 AND user_id = $2 RETURNING user_id', [groupId, userId]);
+  if (rows.length === 0) throw errors.notFound('UserNotFound', `User ${JSON.stringify(userId)} has no role in group ${JSON.stringify(groupId)}`);
+}
+
+/** spec: GET /groups/{group_id}/roles: the caller's role; for an admin, the roles of all users of the group. */
+export async function rolesFor(db: Queryable, principal: Principal, scope: GroupScope): Promise<RoleRecord[]> {
+  const toRole = (r: MemberRow): RoleRecord => ({ group_id: r.group_id, user_id: r.user_id, email: r.email, organization: r.organization, role: r.role, teams: r.teams });
+  if (scope.role === 'admin') return (await db.query<MemberRow>(`${MEMBER_SELECT} WHERE m.group_id = $1 ORDER BY u.email`, [scope.groupId])).map(toRole);
+  const own: RoleRecord = {
+    group_id: scope.groupId,
+    user_id: principal.userId,
+    email: principal.email,
+    organization: null,
+    role: scope.role,
+    teams: scope.teams ? [...scope.teams] : [],
+  };
+  if (principal.userId) {
+    const org = await db.query<{ organization: string | null }>('SELECT organization FROM users WHERE user_id = $1', [principal.userId]);
+    own.organization = org[0]?.organization ?? null;
+  }
+  return [own];
+}

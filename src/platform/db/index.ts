@@ -1,0 +1,22 @@
+import type { Config } from '../../config.js';
+import { openPglite } from './pglite.js';
+import { openPostgres } from './postgres.js';
+import type { Db } from './types.js';
+
+export type { Db, Tx, Queryable, Row } from './types.js';
+
+/** The database the configuration names: PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
+export function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>, schema?: string): Promise<Db> {
+  if (config.databaseUrl) {
+    return openPostgres({ connectionString: config.databaseUrl, poolSize: config.databasePoolSize, ...(schema ? { schema } : {}) });
+  }
+  return openPglite(config.dataDir);
+}
+
+export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
+  if (config.databaseUrl) {
+    const u = new URL(config.databaseUrl);
+    return `PostgreSQL ${u.hostname}:${u.port || 5432}${u.pathname}`;
+  }
+  return config.dataDir.startsWith('memory://') ? 'embedded PGlite (in memory)' : `embedded PGlite in ${config.dataDir}`;
+}

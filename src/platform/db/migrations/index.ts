@@ -1,0 +1,5 @@
+import type { Migration } from '../migrate.js';
+import { m0001 } from './0001_identity.js';
+
+/** Every migration, in order. A new one is appended here; applied ones never change. */
+export const migrations: readonly Migration[] = [m0001];

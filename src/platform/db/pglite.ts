@@ -1,0 +1,114 @@
+/** Embedded PostgreSQL (PGlite, WebAssembly): one connection, transactions serialised. */
+import { mkdirSync } from 'node:fs';
+import { PGlite, types, type Transaction } from '@electric-sql/pglite';
+import { cursorStream } from './cursor.js';
+import { copyColumns, quoteIdent, type Db, type Tx } from './types.js';
+
+const parsers = {
+  [types.INT8]: (v: string) => Number(v),
+  [types.NUMERIC]: (v: string) => Number(v),
+  [types.DATE]: (v: string) => v,
+};
+
+export async function openPglite(dataDir: string): Promise<Db> {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  const pg = await PGlite.create(dataDir, { parsers });
+  return new PgliteDb(pg);
+}
+
+async function copyInto(run: (sql: string, blob: Blob) => Promise<unknown>, table: string, columns: readonly string[], chunks: AsyncIterable<string>) {
+  // PGlite reads COPY input from a blob: feed it in pieces of a few MB so memory stays bounded.
+  const sql = `COPY ${quoteIdent(table)} ${copyColumns(columns)} FROM '/dev/blob' WITH (FORMAT csv)`;
+  let parts: string[] = [];
+  let size = 0;
+  for await (const chunk of chunks) {
+    parts.push(chunk);
+    size += chunk.length;
+    if (size >= 4_000_000) {
+      await run(sql, new Blob(parts));
+      parts = [];
+      size = 0;
+    }
+  }
+  if (size > 0) await run(sql, new Blob(parts));
+}
+
+class PgliteTx implements Tx {
+  private depth = 0;
+  constructor(private readonly tx: Transaction) {}
+
+  async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+    const r = await this.tx.query<R>(text, params as unknown[]);
+    return r.rows;
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.tx.exec(script);
+  }
+
+  copyFrom(table: string, columns: readonly string[], chunks: AsyncIterable<string>): Promise<void> {
+    return copyInto((sql, blob) => this.tx.query(sql, [], { blob }), table, columns, chunks);
+  }
+
+  async savepoint<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const name = `sp_${++this.depth}`;
+    await this.tx.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await fn(this);
+      await this.tx.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (err) {
+      await this.tx.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      throw err;
+    } finally {
+      this.depth--;
+    }
+  }
+}
+
+class PgliteDb implements Db {
+  readonly kind = 'pglite' as const;
+  constructor(readonly pg: PGlite) {}
+
+  async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+    const r = await this.pg.query<R>(text, params as unknown[]);
+    return r.rows;
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.pg.exec(script);
+  }
+
+  copyFrom(table: string, columns: readonly string[], chunks: AsyncIterable<string>): Promise<void> {
+    return this.transaction((tx) => tx.copyFrom(table, columns, chunks));
+  }
+
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.pg.transaction((tx) => fn(new PgliteTx(tx)));
+  }
+
+  stream<R>(text: string, params: readonly unknown[], batchSize = 5000): AsyncIterable<R[]> {
+    // PGlite has one connection: other queries wait while a stream is open.
+    return cursorStream<R>(
+      (body) => this.pg.transaction(async (tx) => body(async <T>(sql: string, p: readonly unknown[] = []) => (await tx.query<T>(sql, p as unknown[])).rows)),
+      text,
+      params,
+      batchSize,
+    );
+  }
+
+  async listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
+    const unlisten = await this.pg.listen(channel, onMessage);
+    return async () => {
+      if (!this.pg.closed) await unlisten();
+    };
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.pg.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
+  async close(): Promise<void> {
+    if (!this.pg.closed) await this.pg.close();
+  }
+}

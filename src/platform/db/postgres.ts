@@ -1,0 +1,216 @@
+/** A PostgreSQL server through a connection pool (`DATABASE_URL`). */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { cursorStream } from './cursor.js';
+import { copyColumns, quoteIdent, type Db, type Tx } from './types.js';
+
+const INT8 = 20;
+const NUMERIC = 1700;
+const DATE = 1082;
+
+const typeParsers = {
+  getTypeParser(oid: number, format?: string) {
+    if (oid === INT8 || oid === NUMERIC) return (v: string) => Number(v);
+    if (oid === DATE) return (v: string) => v;
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+export interface PostgresOptions {
+  connectionString: string;
+  poolSize: number;
+  /** Run every connection with this search_path (tests use a fresh schema per run). */
+  schema?: string;
+}
+
+export async function openPostgres(o: PostgresOptions): Promise<Db> {
+  const clientConfig: pg.ClientConfig = {
+    connectionString: o.connectionString,
+    types: typeParsers,
+    ...(o.schema ? { options: `-c search_path=${quoteIdent(o.schema)}` } : {}),
+  };
+  const pool = new pg.Pool({ ...clientConfig, max: o.poolSize, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  await pool.query('SELECT 1');
+  return new PostgresDb(pool, clientConfig, o.schema);
+}
+
+async function copyInto(client: pg.PoolClient, table: string, columns: readonly string[], chunks: AsyncIterable<string>) {
+  const sink = client.query(copyStreams.from(`COPY ${quoteIdent(table)} ${copyColumns(columns)} FROM STDIN WITH (FORMAT csv)`));
+  await pipeline(Readable.from(chunks), sink);
+}
+
+class PostgresTx implements Tx {
+  private depth = 0;
+  constructor(private readonly client: pg.PoolClient) {}
+
+  async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+    const r = await this.client.query(text, params as unknown[]);
+    return r.rows as R[];
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.client.query(script);
+  }
+
+  copyFrom(table: string, columns: readonly string[], chunks: AsyncIterable<string>): Promise<void> {
+    return copyInto(this.client, table, columns, chunks);
+  }
+
+  async savepoint<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const name = `sp_${++this.depth}`;
+    await this.client.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await fn(this);
+      await this.client.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (err) {
+      await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      throw err;
+    } finally {
+      this.depth--;
+    }
+  }
+}
+
+interface Listener {
+  client: pg.Client;
+  handlers: Map<string, Set<(payload: string) => void>>;
+}
+
+class PostgresDb implements Db {
+  readonly kind = 'postgres' as const;
+  private listener: Promise<Listener> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly clientConfig: pg.ClientConfig,
+    private readonly schema: string | undefined,
+  ) {}
+
+  async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+    const r = await this.pool.query(text, params as unknown[]);
+    return r.rows as R[];
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.pool.query(script);
+  }
+
+  copyFrom(table: string, columns: readonly string[], chunks: AsyncIterable<string>): Promise<void> {
+    return this.transaction((tx) => tx.copyFrom(table, columns, chunks));
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      try {
+        const result = await fn(new PostgresTx(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw err;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  stream<R>(text: string, params: readonly unknown[], batchSize = 5000): AsyncIterable<R[]> {
+    return cursorStream<R>(
+      async (body) => {
+        const client = await this.pool.connect();
+        let broken = false;
+        try {
+          await client.query('BEGIN READ ONLY');
+          try {
+            await body(async <T>(sql: string, p: readonly unknown[] = []) => (await client.query(sql, p as unknown[])).rows as T[]);
+            await client.query('COMMIT');
+          } catch (err) {
+            await client.query('ROLLBACK').catch(() => {
+              broken = true;
+            });
+            throw err;
+          }
+        } finally {
+          client.release(broken);
+        }
+      },
+      text,
+      params,
+      batchSize,
+    );
+  }
+
+  /** Channels are database-wide: prefix them with the schema so test runs never hear each other. */
+  private channel(name: string): string {
+    return this.schema ? `${this.schema}__${name}` : name;
+  }
+
+  private connectListener(): Promise<Listener> {
+    this.listener ??= (async () => {
+      const client = new pg.Client(this.clientConfig);
+      const l: Listener = { client, handlers: new Map() };
+      client.on('notification', (msg) => {
+        for (const h of l.handlers.get(msg.channel) ?? []) h(msg.payload ?? '');
+      });
+      client.on('error', () => {
+        // The connection dropped: reconnect and subscribe again to every channel.
+        this.listener = undefined;
+        if (this.closed) return;
+        setTimeout(() => {
+          if (this.closed) return;
+          void this.connectListener().then(async (fresh) => {
+            for (const [channel, hs] of l.handlers) {
+              fresh.handlers.set(channel, hs);
+              await fresh.client.query(`LISTEN ${quoteIdent(channel)}`);
+            }
+          }).catch(() => {});
+        }, 500);
+      });
+      await client.connect();
+      return l;
+    })();
+    return this.listener;
+  }
+
+  async listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
+    const name = this.channel(channel);
+    const l = await this.connectListener();
+    let hs = l.handlers.get(name);
+    if (!hs) {
+      hs = new Set();
+      l.handlers.set(name, hs);
+      await l.client.query(`LISTEN ${quoteIdent(name)}`);
+    }
+    hs.add(onMessage);
+    return async () => {
+      hs.delete(onMessage);
+      if (hs.size === 0 && l.handlers.get(name) === hs) {
+        l.handlers.delete(name);
+        if (!this.closed) await l.client.query(`UNLISTEN ${quoteIdent(name)}`).catch(() => {});
+      }
+    };
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.pool.query('SELECT pg_notify($1, $2)', [this.channel(channel), payload]);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const l = this.listener;
+    this.listener = undefined;
+    if (l) await (await l.catch(() => undefined))?.client.end().catch(() => {});
+    await this.pool.end();
+  }
+}

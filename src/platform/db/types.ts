@@ -1,0 +1,63 @@
+/**
+ * One database interface over two engines: a PostgreSQL server through a pool, or embedded
+ * PGlite. Same SQL, same migrations. Values always travel as parameters, never in the text.
+ *
+ * Types are normalised on both engines: int8 and numeric → number, date → 'YYYY-MM-DD' string,
+ * timestamptz → Date, json/jsonb → parsed value, arrays → arrays.
+ */
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  query<R = Row>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(script: string): Promise<void>;
+  /**
+   * Bulk load with COPY FROM in CSV format (comma, double-quote quoting, empty unquoted = NULL).
+   * `chunks` is CSV text without a header, in pieces; it is consumed lazily.
+   */
+  copyFrom(table: string, columns: readonly string[], chunks: AsyncIterable<string>): Promise<void>;
+}
+
+export interface Tx extends Queryable {
+  /** Runs fn inside a savepoint: a failure rolls back only what fn did. */
+  savepoint<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** One transaction: committed when fn resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Reads a large result in batches through a server-side cursor, so memory stays flat
+   * whatever the size. Runs in a read-only transaction of its own.
+   */
+  stream<R = Row>(text: string, params: readonly unknown[], batchSize?: number): AsyncIterable<R[]>;
+  /** Subscribes to a notification channel; returns the unsubscribe function. */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid SQL identifier: ${name}`);
+  return `"${name}"`;
+}
+
+export function copyColumns(columns: readonly string[]): string {
+  return `(${columns.map(quoteIdent).join(', ')})`;
+}
+
+/** Quotes a value for a CSV line read by COPY … (FORMAT csv): null → empty unquoted field. */
+export function copyField(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  const s = v instanceof Date ? v.toISOString() : Array.isArray(v) ? pgArrayLiteral(v) : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return `"${s.replace(/"/g, '""')}"`;
+}
+
+function pgArrayLiteral(values: unknown[]): string {
+  return `{${values.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;
+}
+
+export function copyLine(values: readonly unknown[]): string {
+  return values.map(copyField).join(',') + '\n';
+}

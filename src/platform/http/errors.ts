@@ -1,0 +1,80 @@
+/**
+ * The one error module. Every error answer but 422 is `{"detail": "<message>", "code": "<Name>"}`
+ * with the spec's names; 422 keeps FastAPI's HTTPValidationError shape
+ * `{"detail": [{"loc": [...], "msg": "...", "type": "..."}]}`.
+ * Services throw these; routes never build error bodies by hand.
+ */
+import { Type, type Static } from 'typebox';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {},
+    /** Extra machine-readable fields added to the body (e.g. a list of import errors). */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+
+  body(): ErrorBody {
+    return { ...this.extra, detail: this.message, code: this.code };
+  }
+}
+
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+}
+
+/** A 422 raised by our own checks, in the same shape as schema validation errors. */
+export class ValidationError extends Error {
+  readonly status = 422;
+  constructor(readonly issues: ValidationIssue[]) {
+    super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+    this.name = 'ValidationError';
+  }
+}
+
+export const invalid = (loc: (string | number)[], msg: string, type = 'value_error', input?: unknown) =>
+  new ValidationError([{ loc, msg, type, ...(input !== undefined ? { input } : {}) }]);
+
+export const ErrorBody = Type.Object(
+  {
+    detail: Type.String({ description: 'A message for humans.' }),
+    code: Type.String({ description: 'The error name, stable for machines (e.g. GroupNotFound, NoRole, WrongLogin).' }),
+    request_id: Type.Optional(Type.String({ description: 'Present on 500 answers: quote it when reporting the problem.' })),
+  },
+  { additionalProperties: true, title: 'Error' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+export const HTTPValidationError = Type.Object(
+  {
+    detail: Type.Array(
+      Type.Object({
+        loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), { description: 'Where the bad value is: ["query","date"], ["body","assignments",3,"trip_id"]…' }),
+        msg: Type.String(),
+        type: Type.String({ description: 'missing, string_pattern_mismatch, int_parsing, bool_parsing, enum, value_error, extra_forbidden, json_invalid…' }),
+        input: Type.Optional(Type.Unknown()),
+      }),
+    ),
+  },
+  { title: 'HTTPValidationError' },
+);
+
+// Common errors, one constructor each, so the names stay consistent everywhere.
+export const errors = {
+  unauthenticated: (why = 'A valid credential is required') => new HttpError(401, 'Unauthenticated', why, { 'www-authenticate': 'Bearer' }),
+  groupNotFound: (groupId: string) => new HttpError(404, 'GroupNotFound', `Group ${JSON.stringify(groupId)} does not exist`),
+  noRole: (groupId: string) => new HttpError(403, 'NoRole', `You have no role in group ${JSON.stringify(groupId)}`),
+  notFound: (code: string, what: string) => new HttpError(404, code, what),
+  forbidden: (code: string, why: string) => new HttpError(403, code, why),
+  conflict: (code: string, why: string) => new HttpError(409, code, why),
+  notImplemented: (what: string) =>
+    new HttpError(501, 'NotImplemented', `Not implemented yet: ${what}. The endpoint is registered with its parameters, which are already validated.`),
+};

@@ -1,0 +1,116 @@
+/**
+ * The three OpenAPI documents of each version (spec: Versioning 2), cut from the one document
+ * @fastify/swagger builds from the route schemas: internal = every operation, public = the
+ * integration endpoints, datahub = only the CSV exports that feed a data warehouse.
+ * v2, v3 and v5 serve the v4 surface; their documents differ only by the path prefix.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Document } from './route.js';
+import { SCOPE_DESCRIPTIONS } from './access.js';
+
+export const VERSIONS = ['v2', 'v3', 'v4', 'v5'] as const;
+export type Version = (typeof VERSIONS)[number];
+export const DEFAULT_VERSION: Version = 'v4';
+export const DOCUMENTS: readonly Document[] = ['public', 'datahub', 'internal'];
+
+type OpenApi = {
+  openapi: string;
+  info: Record<string, unknown>;
+  paths: Record<string, Record<string, Record<string, unknown>>>;
+  components?: Record<string, unknown>;
+  tags?: { name: string; description?: string }[];
+  [k: string]: unknown;
+};
+
+const TITLES: Record<Document, string> = {
+  public: 'transit-ops: public API (integrations)',
+  datahub: 'transit-ops: datahub API (CSV exports for data warehouses)',
+  internal: 'transit-ops: internal API (the whole surface used by the operator applications)',
+};
+
+export function swaggerOptions(version: string) {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'transit-ops',
+        version,
+        description: [
+          'Operations back office for public transport networks, API v4.',
+          '',
+          'Errors: every error but 422 answers `{"detail": "<message>", "code": "<ErrorName>"}`; 422 answers FastAPI\'s HTTPValidationError `{"detail": [{"loc": [...], "msg": "...", "type": "..."}]}`.',
+          '',
+          'Credentials (spec: Authentication), in this order of precedence when several are sent: the `Authorization` header (`Bearer <session_id>`, `Bearer <JWT>` for groups delegated to OpenID Connect, or `Api-Key <key>`), then the `x-api-key` header, then the `session_id` cookie. A credential that is present but invalid answers 401 `Unauthenticated`; the next one is not tried.',
+          '',
+          `Scopes (login-scoped sessions and API keys): ${Object.entries(SCOPE_DESCRIPTIONS).map(([s, d]) => `\`${s}\`: ${d}`).join('; ')}.`,
+          '',
+          'Versions: /api/v2, /api/v3, /api/v4 (default, documented) and /api/v5 serve the same surface.',
+        ].join('\n'),
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'A session_id from POST /login, or a JWT from the OpenID Connect provider of a delegated group.' },
+          apiKeyAuthorization: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Api-Key <key>`' },
+          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'session_id' },
+        },
+      },
+      security: [{ bearer: [] }, { apiKeyAuthorization: [] }, { apiKeyHeader: [] }, { sessionCookie: [] }],
+      tags: [
+        { name: 'auth', description: 'Login, sessions, API keys, roles' },
+        { name: 'groups', description: 'Groups, teams and users (provisioning)' },
+        { name: 'gtfs', description: 'The scheduled side: GTFS versions and calendars' },
+        { name: 'drivers' }, { name: 'vehicles' }, { name: 'devices' }, { name: 'depots' },
+        { name: 'planning' }, { name: 'trips' }, { name: 'trip-updates' }, { name: 'trip-events' },
+        { name: 'duties' }, { name: 'vehicle-movements' }, { name: 'danger-zones' },
+        { name: 'on-demand' }, { name: 'rail' }, { name: 'ratings' }, { name: 'notifications' },
+        { name: 'exports', description: 'CSV exports, streamed; `;` separator, RFC 4180 quoting, UTF-8' },
+        { name: 'stats', description: 'Aggregates (spec: Versioning 2, "tagged stats")' },
+        { name: 'device-api', description: 'What driver applications call: sign-on, sign-off, reports' },
+        { name: 'feeds', description: 'Passenger information: GTFS-Realtime and SIRI' },
+        { name: 'platform', description: 'Health, readiness, metrics, documents' },
+      ],
+    },
+    hideUntagged: false,
+    transform: ({ schema, url }: { schema: Record<string, unknown>; url: string }) => {
+      // Only the API surface is documented; health, metrics and the documents themselves are not operations.
+      if (!url.startsWith('/api/v4/') && !url.startsWith('/nav-data-processor-api/')) return { schema: { ...schema, hide: true }, url };
+      return { schema, url };
+    },
+  };
+}
+
+/** Builds and caches the twelve documents from the app's route schemas. */
+export function documentBuilder(app: FastifyInstance) {
+  const cache = new Map<string, OpenApi>();
+  return (version: Version, document: Document): OpenApi => {
+    const key = `${version}/${document}`;
+    const hit = cache.get(key);
+    if (hit) return hit;
+    const full = structuredClone(app.swagger() as unknown as OpenApi);
+    const doc = cut(full, version, document);
+    cache.set(key, doc);
+    return doc;
+  };
+}
+
+function cut(full: OpenApi, version: Version, document: Document): OpenApi {
+  const paths: OpenApi['paths'] = {};
+  const usedTags = new Set<string>();
+  for (const [path, methods] of Object.entries(full.paths)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const documents = operation['x-documents'] as Document[] | undefined;
+      if (!documents?.includes(document)) continue;
+      const { 'x-documents': _d, 'x-access': _a, ...rest } = operation;
+      const versioned = path.replace(/^\/api\/v4\//, `/api/${version}/`);
+      (paths[versioned] ??= {})[method] = rest;
+      for (const t of (rest['tags'] as string[] | undefined) ?? []) usedTags.add(t);
+    }
+  }
+  return {
+    ...full,
+    info: { ...full.info, title: TITLES[document], version: `${version}` },
+    paths,
+    tags: (full.tags ?? []).filter((t) => usedTags.has(t.name)),
+  };
+}

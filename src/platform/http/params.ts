@@ -1,0 +1,62 @@
+/**
+ * Parameter schemas shared by every domain, each format defined once (spec: Limits).
+ * Calendar validity (no 2024-02-30) is checked by ajv formats registered in app.ts.
+ */
+import { Type, type TSchema, type TUnsafe } from 'typebox';
+
+export function StringEnum<const T extends readonly string[]>(values: T, o: { description?: string; default?: T[number] } = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...o });
+}
+
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+export const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
+
+export const GroupId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'The group (network) identifier.' });
+export const GroupParams = Type.Object({ group_id: GroupId });
+
+/** spec: Limits: date of trips, export/trips and planning: 8 digits YYYYMMDD. */
+export const Date8 = (description = 'A date written YYYYMMDD (exactly 8 digits).') =>
+  Type.String({ pattern: '^[0-9]{8}$', format: 'yyyymmdd', description, examples: ['20260315'] });
+
+/** spec: Limits: date of a single trip: YYYY-MM-DD. */
+export const DateIso = (description = 'A date written YYYY-MM-DD.') =>
+  Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', format: 'date', description, examples: ['2026-03-15'] });
+
+/** spec: Limits: date of vehicle movements: YYYY-MM-DD or YYYYMMDD. */
+export const DateEither = (description = 'A date written YYYY-MM-DD or YYYYMMDD.') =>
+  Type.String({ pattern: '^[0-9]{4}-?[0-9]{2}-?[0-9]{2}$', format: 'date-either', description, examples: ['2026-03-15', '20260315'] });
+
+/** spec: Limits: period: YYYY-MM, month 01 to 12. */
+export const Period = Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: 'A month written YYYY-MM (month 01 to 12).', examples: ['2026-03'] });
+
+/** spec: driver_id and before_id: exactly 24 hexadecimal characters. */
+export const ObjectIdString = (description: string) =>
+  Type.String({ pattern: '^[0-9a-fA-F]{24}$', description: `${description} (exactly 24 hexadecimal characters).` });
+
+/** Both date forms normalised to YYYY-MM-DD. */
+export function isoDate(d: string): string {
+  return d.length === 8 ? `${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}` : d;
+}
+
+export function isRealDate(y: number, m: number, d: number): boolean {
+  if (m < 1 || m > 12 || d < 1) return false;
+  const days = [31, (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  return d <= days[m - 1]!;
+}
+
+export function isRealDateString(s: string): boolean {
+  const m = /^([0-9]{4})-?([0-9]{2})-?([0-9]{2})$/.exec(s);
+  return !!m && isRealDate(Number(m[1]), Number(m[2]), Number(m[3]));
+}
+
+/** Registered on the app's ajv instance. */
+export const ajvFormats = {
+  yyyymmdd: (s: string) => /^[0-9]{8}$/.test(s) && isRealDateString(s),
+  'date-either': (s: string) => /^[0-9]{4}(-[0-9]{2}-[0-9]{2}|[0-9]{4})$/.test(s) && isRealDateString(s),
+};
+
+/** A querystring fragment: the two parameters cannot be sent together (422 value_error). */
+export function mutuallyExclusive(a: string, b: string) {
+  return { not: { required: [a, b], description: `${a} and ${b} are mutually exclusive: send one or the other` } };
+}
