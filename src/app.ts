@@ -78,7 +78,6 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
-  app.addHook('onRequest', authHook);
 
   app.setErrorHandler((error: FastifyError | HttpError | ValidationError, req, reply) => {
     if ('validation' in error && error.validation) {
@@ -105,6 +104,8 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   });
 
   await app.register(cookie);
+  // After the cookie plugin: its onRequest hook must parse cookies before credentials are read.
+  app.addHook('onRequest', authHook);
   await app.register(formbody);
   await app.register(swagger, swaggerOptions('v4') as never);
   await app.register(metricsPlugin);

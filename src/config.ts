@@ -35,6 +35,8 @@ export interface Config {
   oidcIssuerTemplate: string;
   /** Allow OpenID Connect domains that resolve to private or loopback addresses (tests only). */
   oidcAllowPrivateHosts: boolean;
+  /** Minimum time between two fetches of a JWKS (an unknown kid triggers a refetch after it). */
+  oidcJwksCooldownMs: number;
   /** Public base URL printed at start and used in Link headers when behind a proxy. */
   publicUrl: string | undefined;
   /** Load the demo network on first start of an empty embedded database. */
@@ -61,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     loginFailureWindowSeconds: r.int('LOGIN_FAILURE_WINDOW_SECONDS', { default: 900, min: 1 }),
     oidcIssuerTemplate: r.str('OIDC_ISSUER_TEMPLATE', { default: 'https://{domain}/', contains: '{domain}' }),
     oidcAllowPrivateHosts: r.bool('OIDC_ALLOW_PRIVATE_HOSTS', { default: false }),
+    oidcJwksCooldownMs: r.int('OIDC_JWKS_COOLDOWN_MS', { default: 30_000, min: 0 }),
     publicUrl: r.url('PUBLIC_URL', { protocols: ['http:', 'https:'] }),
     demo: r.optionalBool('TRANSIT_OPS_DEMO'),
   };
@@ -73,5 +76,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** A configuration for tests and embedding: defaults, overridden by the given values. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({}), dataDir: 'memory://', logLevel: 'silent', ...overrides };
+  return { ...loadConfig({}), dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, ...overrides };
 }

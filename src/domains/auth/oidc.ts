@@ -29,21 +29,22 @@ export function unverifiedIssuer(token: string): string | null {
 
 const jwksCache = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
-function jwksFor(issuer: string) {
-  let set = jwksCache.get(issuer);
+function jwksFor(issuer: string, cooldownMs: number) {
+  const key = `${cooldownMs} ${issuer}`;
+  let set = jwksCache.get(key);
   if (!set) {
     set = createRemoteJWKSet(new URL('.well-known/jwks.json', issuer.endsWith('/') ? issuer : `${issuer}/`), {
       timeoutDuration: 5000,
-      cooldownDuration: 30_000,
+      cooldownDuration: cooldownMs,
       cacheMaxAge: 10 * 60_000,
     });
-    jwksCache.set(issuer, set);
+    jwksCache.set(key, set);
   }
   return set;
 }
 
-export async function verifyJwt(token: string, issuer: string, audience: string, now: Date): Promise<JWTPayload> {
-  const { payload } = await jwtVerify(token, jwksFor(issuer), {
+export async function verifyJwt(token: string, issuer: string, audience: string, now: Date, cooldownMs: number): Promise<JWTPayload> {
+  const { payload } = await jwtVerify(token, jwksFor(issuer, cooldownMs), {
     issuer,
     audience,
     algorithms: JWT_ALGORITHMS,
