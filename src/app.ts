@@ -107,6 +107,8 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   // After the cookie plugin: its onRequest hook must parse cookies before credentials are read.
   app.addHook('onRequest', authHook);
   await app.register(formbody);
+  // CSV request bodies (imports, planning files) arrive as text; each route reads them with readCsv.
+  app.addContentTypeParser('text/csv', { parseAs: 'string' }, (_req, body, done) => done(null, body));
   await app.register(swagger, swaggerOptions('v4') as never);
   await app.register(metricsPlugin);
 

@@ -41,6 +41,15 @@ export interface Config {
   publicUrl: string | undefined;
   /** Load the demo network on first start of an empty embedded database. */
   demo: boolean | undefined;
+  /** Maximum size of a CSV import (drivers, vehicles), in bytes. */
+  importBodyLimitBytes: number;
+  /** How SMS notifications leave the service: written to the log, or POSTed to a webhook. */
+  smsTransport: 'log' | 'webhook';
+  /** The webhook that sends SMS (smsTransport webhook): receives a JSON POST per message. */
+  smsWebhookUrl: string | undefined;
+  /** Sent as `Authorization: Bearer <token>` to the webhook when set. */
+  smsWebhookToken: string | undefined;
+  smsWebhookTimeoutMs: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -66,7 +75,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oidcJwksCooldownMs: r.int('OIDC_JWKS_COOLDOWN_MS', { default: 30_000, min: 0 }),
     publicUrl: r.url('PUBLIC_URL', { protocols: ['http:', 'https:'] }),
     demo: r.optionalBool('TRANSIT_OPS_DEMO'),
+    importBodyLimitBytes: r.int('IMPORT_BODY_LIMIT_BYTES', { default: 33_554_432, min: 1024 }),
+    smsTransport: r.oneOf('SMS_TRANSPORT', ['log', 'webhook'] as const, { default: 'log' }),
+    smsWebhookUrl: r.url('SMS_WEBHOOK_URL', { protocols: ['http:', 'https:'] }),
+    smsWebhookToken: r.str('SMS_WEBHOOK_TOKEN'),
+    smsWebhookTimeoutMs: r.int('SMS_WEBHOOK_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
   };
+  if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) r.problem('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');
   if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {
     r.problem('TRANSIT_OPS_SUPERUSER_EMAIL and TRANSIT_OPS_SUPERUSER_PASSWORD must be set together');
   }

@@ -122,3 +122,9 @@ export async function unknownTeams(db: Queryable, groupId: string, teams: readon
   const known = new Set(rows.map((r) => r.team_id));
   return teams.filter((t) => !known.has(t));
 }
+
+/** 422 naming the field when `teams` holds a team the group does not have. */
+export async function checkKnownTeams(db: Queryable, groupId: string, teams: readonly (string | null)[] | undefined, loc: (string | number)[] = ['body', 'teams']) {
+  const unknown = await unknownTeams(db, groupId, (teams ?? []).filter((t): t is string => t !== null));
+  if (unknown.length > 0) throw invalid(loc, `Unknown teams in group ${groupId}: ${unknown.join(', ')}`, 'value_error', unknown);
+}

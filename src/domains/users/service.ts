@@ -5,7 +5,8 @@ import { errors, invalid } from '../../platform/http/errors.js';
 import type { GroupScope, Principal, Role } from '../../platform/http/access.js';
 import { objectId } from '../../platform/ids.js';
 import { hashPassword } from '../auth/passwords.js';
-import { requireGroup, unknownTeams } from '../groups/service.js';
+import { driverExists } from '../fleet/drivers.js';
+import { checkKnownTeams, requireGroup } from '../groups/service.js';
 import type { CreateUserBody, MemberRecord, PatchUserBody, RoleRecord } from './schemas.js';
 
 interface MemberRow {
@@ -49,14 +50,15 @@ export async function bootstrapSuperuser(ctx: AppContext): Promise<'created' | '
   return created ? 'created' : 'exists';
 }
 
-async function checkTeams(db: Queryable, groupId: string, teams: readonly string[] | undefined) {
-  const unknown = await unknownTeams(db, groupId, teams ?? []);
-  if (unknown.length > 0) throw invalid(['body', 'teams'], `Unknown teams in group ${groupId}: ${unknown.join(', ')}`, 'value_error', unknown);
+/** memberships.driver_id links a driver account to its driver record (planning and ratings read it). */
+async function checkDriver(db: Queryable, groupId: string, driverId: string | null | undefined) {
+  if (driverId && !(await driverExists(db, groupId, driverId))) throw invalid(['body', 'driver_id'], `No driver ${driverId} in group ${groupId}`, 'value_error', driverId);
 }
 
 export async function addMember(ctx: AppContext, groupId: string, input: CreateUserBody): Promise<MemberRecord & { existing_user: boolean }> {
   const group = await requireGroup(ctx.db, groupId);
-  await checkTeams(ctx.db, groupId, input.teams);
+  await checkKnownTeams(ctx.db, groupId, input.teams);
+  await checkDriver(ctx.db, groupId, input.driver_id);
   const hash = input.password === undefined ? null : await hashPassword(input.password);
   return ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now();
@@ -85,7 +87,8 @@ export async function listMembers(db: Queryable, groupId: string): Promise<Membe
 }
 
 export async function updateMember(ctx: AppContext, groupId: string, userId: string, patch: PatchUserBody): Promise<MemberRecord> {
-  await checkTeams(ctx.db, groupId, patch.teams);
+  await checkKnownTeams(ctx.db, groupId, patch.teams);
+  await checkDriver(ctx.db, groupId, patch.driver_id);
   const rows = await ctx.db.query<{ user_id: string }>(
     `UPDATE memberships SET
        role = COALESCE($3, role),

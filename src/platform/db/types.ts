@@ -61,3 +61,9 @@ function pgArrayLiteral(values: unknown[]): string {
 export function copyLine(values: readonly unknown[]): string {
   return values.map(copyField).join(',') + '\n';
 }
+
+/** The constraint a statement violated (23505 unique, 23503 foreign key), on both engines; else null. */
+export function violatedConstraint(err: unknown, code: '23505' | '23503'): string | null {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e && e.code === code && typeof e.constraint === 'string' ? e.constraint : null;
+}

@@ -31,7 +31,7 @@ export interface OpMeta {
   documents: readonly Document[];
   deprecated?: boolean;
   /** Endpoint-specific errors: status → error names with what they mean. */
-  errors?: Partial<Record<400 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 501 | 503, Record<string, string>>>;
+  errors?: Partial<Record<400 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 501 | 502 | 503, Record<string, string>>>;
   /** Content types of the request body, when not JSON. */
   consumes?: string[];
   /** Content types of the 200 answer, when not JSON. */

@@ -1,0 +1,160 @@
+/** Drivers: provisioning, reads in two shapes, and their datahub file. */
+import { Type } from 'typebox';
+import type { AppContext } from '../../platform/context.js';
+import { violatedConstraint, type Queryable } from '../../platform/db/index.js';
+import type { GroupScope, Role } from '../../platform/http/access.js';
+import { errors } from '../../platform/http/errors.js';
+import { objectId } from '../../platform/ids.js';
+import { forbiddenDifferentTeam, requireWritableTeams, teamParam, teamsVisible, teamsVisibleSql } from '../../platform/http/teams.js';
+import { checkKnownTeams } from '../groups/service.js';
+import type { CsvTable } from './datahub.js';
+import {
+  DriverCode, DriverComment, DriverIdBody, DriverName, StaffNumber, Teams,
+  type CreateDriverBody, type OperatorDriverRecord, type PatchDriverBody, type StandardDriverRecord,
+} from './schemas.js';
+
+interface DriverRow {
+  driver_id: string;
+  driver_name: string;
+  staff_number: string;
+  teams: string[];
+  comment: string | null;
+  archived: boolean;
+  code: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = 'driver_id, driver_name, staff_number, teams, comment, archived, code, created_at, updated_at';
+
+/** spec: Resources, Driver: columns id;driver_name;staff_number;teams;comment;archived;code. */
+export const DRIVERS_CSV: CsvTable = {
+  noun: 'driver',
+  table: 'drivers',
+  key: 'driver_id',
+  unique: { db: 'staff_number', constraint: 'drivers_staff_number_key' },
+  columns: [
+    { csv: 'id', db: 'driver_id', cell: 'text', required: true, schema: DriverIdBody, normalise: (v) => v.toLowerCase() },
+    { csv: 'driver_name', db: 'driver_name', cell: 'text', required: true, schema: DriverName },
+    { csv: 'staff_number', db: 'staff_number', cell: 'text', required: true, schema: StaffNumber },
+    { csv: 'teams', db: 'teams', cell: 'list', required: false, schema: Teams },
+    { csv: 'comment', db: 'comment', cell: 'text', required: false, schema: DriverComment },
+    { csv: 'archived', db: 'archived', cell: 'boolean', required: true, schema: Type.Boolean() },
+    { csv: 'code', db: 'code', cell: 'text', required: false, schema: DriverCode },
+  ],
+};
+
+/** Roles that receive the operator-oriented shape; every other role gets the standard one. */
+export const OPERATOR_SHAPE_ROLES: readonly Role[] = ['admin', 'operator', 'regulator'];
+
+function operatorRecord(r: DriverRow): OperatorDriverRecord {
+  return {
+    id: r.driver_id,
+    driver_name: r.driver_name,
+    staff_number: r.staff_number,
+    teams: r.teams,
+    comment: r.comment,
+    archived: r.archived,
+    code: r.code,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+
+function standardRecord(r: DriverRow): StandardDriverRecord {
+  return { id: r.driver_id, driver_name: r.driver_name, teams: r.teams, archived: r.archived, code: r.code };
+}
+
+const shapeFor = (scope: GroupScope) => (OPERATOR_SHAPE_ROLES.includes(scope.role) ? operatorRecord : standardRecord);
+
+const driverNotFound = (groupId: string, driverId: string) =>
+  errors.notFound('DriverNotFound', `No driver ${JSON.stringify(driverId)} in group ${JSON.stringify(groupId)}`);
+
+async function findDriver(db: Queryable, groupId: string, driverId: string): Promise<DriverRow | null> {
+  const rows = await db.query<DriverRow>(`SELECT ${COLUMNS} FROM drivers WHERE group_id = $1 AND driver_id = $2`, [groupId, driverId.toLowerCase()]);
+  return rows[0] ?? null;
+}
+
+/** The driver, if it exists and the caller's teams see it: 404 DriverNotFound, 403 ForbiddenDifferentTeam. */
+async function visibleDriver(db: Queryable, scope: GroupScope, driverId: string): Promise<DriverRow> {
+  const row = await findDriver(db, scope.groupId, driverId);
+  if (!row) throw driverNotFound(scope.groupId, driverId);
+  if (!teamsVisible(scope, row.teams)) throw forbiddenDifferentTeam(`Driver ${row.driver_id}`);
+  return row;
+}
+
+/** Other domains (users, ratings) check a driver exists through this. */
+export async function driverExists(db: Queryable, groupId: string, driverId: string): Promise<boolean> {
+  return (await findDriver(db, groupId, driverId)) !== null;
+}
+
+/** spec: GET drivers: archived defaults to false (archived drivers excluded); driver_code filters. */
+export async function listDrivers(db: Queryable, scope: GroupScope, q: { archived: boolean; driver_code?: string | undefined }) {
+  const rows = await db.query<DriverRow>(
+    `SELECT ${COLUMNS} FROM drivers
+     WHERE group_id = $1 AND ${teamsVisibleSql('teams', 2)} AND archived = $3 AND ($4::text IS NULL OR code = $4)
+     ORDER BY driver_id`,
+    [scope.groupId, teamParam(scope), q.archived, q.driver_code ?? null],
+  );
+  return rows.map(shapeFor(scope));
+}
+
+export async function getDriver(db: Queryable, scope: GroupScope, driverId: string) {
+  return shapeFor(scope)(await visibleDriver(db, scope, driverId));
+}
+
+function driverConflict(err: unknown, input: { driver_id?: string | undefined; staff_number?: string | undefined }, groupId: string): never {
+  const constraint = violatedConstraint(err, '23505');
+  if (constraint === 'drivers_pkey') throw errors.conflict('DriverExists', `Driver ${input.driver_id} already exists in group ${groupId}`);
+  if (constraint === 'drivers_staff_number_key') throw errors.conflict('StaffNumberTaken', `Another driver of group ${groupId} has the staff number ${JSON.stringify(input.staff_number)}`);
+  throw err;
+}
+
+export async function createDriver(ctx: AppContext, scope: GroupScope, input: CreateDriverBody): Promise<OperatorDriverRecord> {
+  const teams = input.teams ?? [];
+  requireWritableTeams(scope, teams, 'The driver');
+  await checkKnownTeams(ctx.db, scope.groupId, teams);
+  const now = ctx.clock.now();
+  const driverId = input.driver_id?.toLowerCase() ?? objectId(now.getTime());
+  try {
+    const rows = await ctx.db.query<DriverRow>(
+      `INSERT INTO drivers (group_id, driver_id, driver_name, staff_number, teams, comment, archived, code, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING ${COLUMNS}`,
+      [scope.groupId, driverId, input.driver_name, input.staff_number, teams, input.comment ?? null, input.archived ?? false, input.code ?? null, now],
+    );
+    return operatorRecord(rows[0]!);
+  } catch (err) {
+    driverConflict(err, { driver_id: driverId, staff_number: input.staff_number }, scope.groupId);
+  }
+}
+
+/** PATCH: only the fields sent change; `archived: true` archives (spec: What the service does 7). */
+export async function updateDriver(ctx: AppContext, scope: GroupScope, driverId: string, patch: PatchDriverBody): Promise<OperatorDriverRecord> {
+  const current = await visibleDriver(ctx.db, scope, driverId);
+  requireWritableTeams(scope, current.teams, `Driver ${current.driver_id}`);
+  if (patch.teams) {
+    requireWritableTeams(scope, patch.teams, 'The driver');
+    await checkKnownTeams(ctx.db, scope.groupId, patch.teams);
+  }
+  const set = (k: keyof PatchDriverBody) => patch[k] !== undefined;
+  try {
+    const rows = await ctx.db.query<DriverRow>(
+      `UPDATE drivers SET
+         driver_name = COALESCE($3, driver_name),
+         staff_number = COALESCE($4, staff_number),
+         teams = COALESCE($5, teams),
+         comment = CASE WHEN $6 THEN $7 ELSE comment END,
+         archived = COALESCE($8, archived),
+         code = CASE WHEN $9 THEN $10 ELSE code END,
+         updated_at = $11
+       WHERE group_id = $1 AND driver_id = $2 RETURNING ${COLUMNS}`,
+      [
+        scope.groupId, current.driver_id, patch.driver_name ?? null, patch.staff_number ?? null, patch.teams ?? null,
+        set('comment'), patch.comment ?? null, patch.archived ?? null, set('code'), patch.code ?? null, ctx.clock.now(),
+      ],
+    );
+    return operatorRecord(rows[0]!);
+  } catch (err) {
+    driverConflict(err, { staff_number: patch.staff_number }, scope.groupId);
+  }
+}
