@@ -1,0 +1,169 @@
+/**
+ * npm run bench:exports: streams the datahub CSV exports over HTTP from PostgreSQL and prints
+ * rows per second and peak memory (RSS, heap) at two sizes, to show memory stays flat as the
+ * count grows. It runs in a fresh schema of DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/test), dropped at the end.
+ *
+ *   BENCH_SIZES=20000,100000 (default)   the record counts, smallest first
+ *
+ * Each export is one entry of EXPORTS (how to load n records, which URL exports them): a new
+ * export (trips, issue #7) is one more entry. Server and client share this process, so the RSS
+ * covers both; the client only counts bytes and lines.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { buildApp } from '../src/app.js';
+import { testConfig } from '../src/config.js';
+import { createGroup } from '../src/domains/groups/service.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import { openPostgres } from '../src/platform/db/postgres.js';
+import { copyLine, type Db } from '../src/platform/db/types.js';
+import { hashSecret, newSecret, objectId } from '../src/platform/ids.js';
+
+interface ExportBench {
+  name: string;
+  /** Loads n records into the group. */
+  seed(db: Db, groupId: string, n: number): Promise<void>;
+  url(groupId: string): string;
+}
+
+const hex = (i: number) => i.toString(16).padStart(24, '0');
+
+async function copy(db: Db, table: string, columns: string[], n: number, line: (i: number) => unknown[]) {
+  async function* chunks() {
+    let buf = '';
+    for (let i = 1; i <= n; i++) {
+      buf += copyLine(line(i));
+      if (buf.length > 1_000_000) {
+        yield buf;
+        buf = '';
+      }
+    }
+    if (buf) yield buf;
+  }
+  await db.copyFrom(table, columns, chunks());
+}
+
+const STATUSES = ['active', 'active', 'active', 'maintenance', 'out_of_service', 'archived'];
+
+const EXPORTS: ExportBench[] = [
+  {
+    name: 'export/vehicles',
+    seed: (db, g, n) =>
+      copy(db, 'vehicles', ['group_id', 'vehicle_id', 'fleet_number', 'license_plate', 'teams', 'comment', 'status', 'capacity'], n, (i) => [
+        g, `bus-${i}`, String(1000 + i), `AB-${i}-CD`, i % 3 === 0 ? ['north', 'south'] : ['north'], i % 5 === 0 ? 'ramp; "manual" check' : null, STATUSES[i % STATUSES.length], 40 + (i % 60),
+      ]),
+    url: (g) => `/api/v4/groups/${g}/export/vehicles`,
+  },
+  {
+    name: 'export/drivers',
+    seed: (db, g, n) =>
+      copy(db, 'drivers', ['group_id', 'driver_id', 'driver_name', 'staff_number', 'teams', 'comment', 'archived', 'code'], n, (i) => [
+        g, hex(i), `Driver Number ${i}`, `P${i}`, i % 4 === 0 ? ['south'] : ['north', 'south'], i % 7 === 0 ? 'mornings only;\nno night shifts' : null, i % 10 === 0, `C${i}`,
+      ]),
+    url: (g) => `/api/v4/groups/${g}/export/drivers`,
+  },
+];
+
+interface Measure {
+  rows: number;
+  bytes: number;
+  seconds: number;
+  rssBefore: number;
+  rssPeak: number;
+  heapBefore: number;
+  heapPeak: number;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/**
+ * One export, read to the end. The heap peak of an ordinary run mostly measures how lazily V8
+ * collects garbage; with `live`, a full collection runs before each sample (every 50 ms), so the
+ * peak is the memory the export really holds (slower: used for memory only, not for speed).
+ */
+async function measure(base: string, url: string, headers: Record<string, string>, live = false): Promise<Measure> {
+  gc?.();
+  const before = process.memoryUsage();
+  let rssPeak = before.rss;
+  let heapPeak = before.heapUsed;
+  const sample = setInterval(() => {
+    if (live) gc?.();
+    const m = process.memoryUsage();
+    rssPeak = Math.max(rssPeak, m.rss);
+    heapPeak = Math.max(heapPeak, m.heapUsed);
+  }, live ? 50 : 10);
+  const start = performance.now();
+  const res = await fetch(base + url, { headers });
+  if (res.status !== 200 || !res.body) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  let bytes = 0;
+  // Records end with CRLF; a line break inside a quoted cell is a bare LF (the seeds hold no CR).
+  let records = 0;
+  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (let i = 0; i < chunk.length; i++) if (chunk[i] === 13) records++;
+  }
+  const seconds = (performance.now() - start) / 1000;
+  clearInterval(sample);
+  const m = process.memoryUsage();
+  return { rows: records - 1, bytes, seconds, rssBefore: before.rss, rssPeak: Math.max(rssPeak, m.rss), heapBefore: before.heapUsed, heapPeak: Math.max(heapPeak, m.heapUsed) };
+}
+
+const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
+
+async function main() {
+  const url = process.env['DATABASE_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
+  const sizes = (process.env['BENCH_SIZES'] ?? '20000,100000').split(',').map(Number);
+  const schema = `bench_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA "${schema}"`);
+  const db = await openPostgres({ connectionString: url, poolSize: 4, schema });
+  const app = await buildApp({ config: testConfig({ databaseUrl: url }), db, logger: false });
+  try {
+    await migrate(db);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    console.log(`exports over HTTP, PostgreSQL ${url.replace(/\/\/[^@]*@/, '//')} (schema ${schema}), Node ${process.version}${gc ? '' : ' (no --expose-gc: baselines are noisier)'}`);
+    console.log('export              rows  seconds   rows/s   MB/s | MB: RSS before  RSS peak  heap before  heap peak  live heap peak');
+    const warmup = await group(app.ctx, db);
+    for (const e of EXPORTS) {
+      await e.seed(db, warmup.groupId, 20_000);
+      await measure(base, e.url(warmup.groupId), warmup.headers);
+    }
+    for (const n of sizes) {
+      for (const e of EXPORTS) {
+        const g = await group(app.ctx, db);
+        await e.seed(db, g.groupId, n);
+        const m = await measure(base, e.url(g.groupId), g.headers);
+        if (m.rows !== n) throw new Error(`${e.name}: ${m.rows} rows exported, ${n} expected`);
+        const live = gc ? mb((await measure(base, e.url(g.groupId), g.headers, true)).heapPeak) : 'n/a';
+        console.log(
+          `${e.name.padEnd(16)} ${String(n).padStart(7)}  ${m.seconds.toFixed(2).padStart(7)}  ${Math.round(n / m.seconds).toString().padStart(7)}  ${(m.bytes / 1024 / 1024 / m.seconds).toFixed(1).padStart(5)} |` +
+            `  ${mb(m.rssBefore).padStart(14)}  ${mb(m.rssPeak).padStart(8)}  ${mb(m.heapBefore).padStart(11)}  ${mb(m.heapPeak).padStart(9)}  ${live.padStart(14)}`,
+        );
+      }
+    }
+  } finally {
+    await app.close();
+    await db.close();
+    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await admin.end();
+  }
+}
+
+/** A group with its teams and a reader's session (the exports' audience). */
+async function group(ctx: Parameters<typeof createGroup>[0], db: Db) {
+  const groupId = `bench-${objectId()}`;
+  await createGroup(ctx, { group_id: groupId, name: groupId });
+  await db.query("INSERT INTO teams (group_id, team_id, name) VALUES ($1, 'north', 'North'), ($1, 'south', 'South')", [groupId]);
+  const userId = objectId();
+  await db.query('INSERT INTO users (user_id, email) VALUES ($1, $2)', [userId, `${userId}@bench.invalid`]);
+  await db.query("INSERT INTO memberships (group_id, user_id, role) VALUES ($1, $2, 'reader')", [groupId, userId]);
+  const token = newSecret('');
+  await db.query("INSERT INTO sessions (session_hash, user_id, expires_at) VALUES ($1, $2, now() + interval '1 hour')", [hashSecret(token), userId]);
+  return { groupId, headers: { authorization: `Bearer ${token}` } };
+}
+
+await main();
