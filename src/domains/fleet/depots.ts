@@ -3,9 +3,9 @@ import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors, invalid } from '../../platform/http/errors.js';
-import { forbiddenDifferentTeam, requireWritableTeams, teamParam, teamVisibleSql, teamsVisible } from '../../platform/http/teams.js';
-import { checkKnownTeams } from '../groups/service.js';
+import { forbiddenDifferentTeam, teamParam, teamVisibleSql, teamsVisible } from '../../platform/http/teams.js';
 import type { CreateDepotBody, DepotRecord, PatchDepotBody } from './schemas.js';
+import { checkTeamsWrite, teamsOf } from './teams.js';
 
 interface DepotRow {
   depot_id: string;
@@ -20,7 +20,6 @@ interface DepotRow {
 
 const COLUMNS = 'depot_id, name, team_id, address, latitude, longitude, created_at, updated_at';
 const depotRecord = (r: DepotRow): DepotRecord => ({ ...r, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() });
-const teamsOf = (teamId: string | null | undefined) => (teamId ? [teamId] : []);
 
 /** spec: GET depots: filtered by the caller's teams like every resource. */
 export async function listDepots(db: Queryable, scope: GroupScope): Promise<DepotRecord[]> {
@@ -28,17 +27,15 @@ export async function listDepots(db: Queryable, scope: GroupScope): Promise<Depo
   return rows.map(depotRecord);
 }
 
-async function checkTeamAndPosition(ctx: AppContext, scope: GroupScope, input: { team_id?: string | null | undefined; latitude?: number | null | undefined; longitude?: number | null | undefined }) {
+function checkPosition(input: { latitude?: number | null | undefined; longitude?: number | null | undefined }) {
   if ((input.latitude === undefined) !== (input.longitude === undefined) || (input.latitude === null) !== (input.longitude === null)) {
     throw invalid(['body', input.latitude === undefined || input.latitude === null ? 'latitude' : 'longitude'], 'latitude and longitude go together: send both or neither', 'value_error');
   }
-  if (input.team_id === undefined) return;
-  requireWritableTeams(scope, teamsOf(input.team_id), 'The depot');
-  await checkKnownTeams(ctx.db, scope.groupId, teamsOf(input.team_id), ['body', 'team_id']);
 }
 
 export async function createDepot(ctx: AppContext, scope: GroupScope, input: CreateDepotBody): Promise<DepotRecord> {
-  await checkTeamAndPosition(ctx, scope, { ...input, team_id: input.team_id ?? null });
+  checkPosition(input);
+  await checkTeamsWrite(ctx.db, scope, 'The depot', { next: teamsOf(input.team_id), field: 'team_id' });
   const rows = await ctx.db.query<DepotRow>(
     `INSERT INTO depots (group_id, depot_id, name, team_id, address, latitude, longitude, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (group_id, depot_id) DO NOTHING RETURNING ${COLUMNS}`,
@@ -52,8 +49,9 @@ export async function updateDepot(ctx: AppContext, scope: GroupScope, depotId: s
   const current = (await ctx.db.query<DepotRow>(`SELECT ${COLUMNS} FROM depots WHERE group_id = $1 AND depot_id = $2`, [scope.groupId, depotId]))[0];
   if (!current) throw errors.notFound('DepotNotFound', `No depot ${JSON.stringify(depotId)} in group ${JSON.stringify(scope.groupId)}`);
   if (!teamsVisible(scope, teamsOf(current.team_id))) throw forbiddenDifferentTeam(`Depot ${depotId}`);
-  requireWritableTeams(scope, teamsOf(current.team_id), `Depot ${depotId}`);
-  await checkTeamAndPosition(ctx, scope, patch);
+  checkPosition(patch);
+  const next = patch.team_id === undefined ? undefined : teamsOf(patch.team_id);
+  await checkTeamsWrite(ctx.db, scope, `Depot ${depotId}`, { current: teamsOf(current.team_id), next, field: 'team_id' });
   const set = (k: keyof PatchDepotBody) => patch[k] !== undefined;
   const rows = await ctx.db.query<DepotRow>(
     `UPDATE depots SET

@@ -3,9 +3,9 @@ import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors, invalid } from '../../platform/http/errors.js';
-import { forbiddenDifferentTeam, requireWritableTeams, teamParam, teamVisibleSql, teamsVisible } from '../../platform/http/teams.js';
-import { checkKnownTeams } from '../groups/service.js';
+import { forbiddenDifferentTeam, teamParam, teamVisibleSql, teamsVisible } from '../../platform/http/teams.js';
 import type { CreateDeviceBody, DeviceRecord, PatchDeviceBody } from './schemas.js';
+import { checkTeamsWrite, teamsOf } from './teams.js';
 import { vehicleTeams } from './vehicles.js';
 
 interface DeviceRow {
@@ -21,7 +21,6 @@ interface DeviceRow {
 const COLUMNS = 'device_id, label, vehicle_id, team_id, archived, created_at, updated_at';
 
 const deviceRecord = (r: DeviceRow): DeviceRecord => ({ ...r, created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() });
-const teamsOf = (teamId: string | null | undefined) => (teamId ? [teamId] : []);
 
 export async function listDevices(db: Queryable, scope: GroupScope, q: { archived: boolean }): Promise<DeviceRecord[]> {
   const rows = await db.query<DeviceRow>(
@@ -56,13 +55,8 @@ async function checkVehicle(db: Queryable, scope: GroupScope, vehicleId: string 
   if (!teamsVisible(scope, teams)) throw forbiddenDifferentTeam(`Vehicle ${vehicleId}`);
 }
 
-async function checkTeam(ctx: AppContext, scope: GroupScope, teamId: string | null | undefined) {
-  requireWritableTeams(scope, teamsOf(teamId), 'The device');
-  await checkKnownTeams(ctx.db, scope.groupId, teamsOf(teamId), ['body', 'team_id']);
-}
-
 export async function createDevice(ctx: AppContext, scope: GroupScope, input: CreateDeviceBody): Promise<DeviceRecord> {
-  await checkTeam(ctx, scope, input.team_id);
+  await checkTeamsWrite(ctx.db, scope, 'The device', { next: teamsOf(input.team_id), field: 'team_id' });
   await checkVehicle(ctx.db, scope, input.vehicle_id);
   const rows = await ctx.db.query<DeviceRow>(
     `INSERT INTO devices (group_id, device_id, label, vehicle_id, team_id, archived, created_at, updated_at)
@@ -76,8 +70,8 @@ export async function createDevice(ctx: AppContext, scope: GroupScope, input: Cr
 /** PATCH: only the fields sent change; vehicle_id null unmounts the device; archived: true retires it. */
 export async function updateDevice(ctx: AppContext, scope: GroupScope, deviceId: string, patch: PatchDeviceBody): Promise<DeviceRecord> {
   const current = await visibleDevice(ctx.db, scope, deviceId);
-  requireWritableTeams(scope, teamsOf(current.team_id), `Device ${current.device_id}`);
-  if (patch.team_id !== undefined) await checkTeam(ctx, scope, patch.team_id);
+  const next = patch.team_id === undefined ? undefined : teamsOf(patch.team_id);
+  await checkTeamsWrite(ctx.db, scope, `Device ${current.device_id}`, { current: teamsOf(current.team_id), next, field: 'team_id' });
   await checkVehicle(ctx.db, scope, patch.vehicle_id);
   const set = (k: keyof PatchDeviceBody) => patch[k] !== undefined;
   const rows = await ctx.db.query<DeviceRow>(

@@ -5,9 +5,9 @@ import { violatedConstraint, type Queryable } from '../../platform/db/index.js';
 import type { GroupScope, Role } from '../../platform/http/access.js';
 import { errors } from '../../platform/http/errors.js';
 import { objectId } from '../../platform/ids.js';
-import { forbiddenDifferentTeam, requireWritableTeams, teamParam, teamsVisible, teamsVisibleSql } from '../../platform/http/teams.js';
-import { checkKnownTeams } from '../groups/service.js';
+import { forbiddenDifferentTeam, teamParam, teamsVisible, teamsVisibleSql } from '../../platform/http/teams.js';
 import type { CsvTable } from './datahub.js';
+import { checkTeamsWrite } from './teams.js';
 import {
   DriverCode, DriverComment, DriverIdBody, DriverName, StaffNumber, Teams,
   type CreateDriverBody, type OperatorDriverRecord, type PatchDriverBody, type StandardDriverRecord,
@@ -112,8 +112,7 @@ function driverConflict(err: unknown, input: { driver_id?: string | undefined; s
 
 export async function createDriver(ctx: AppContext, scope: GroupScope, input: CreateDriverBody): Promise<OperatorDriverRecord> {
   const teams = input.teams ?? [];
-  requireWritableTeams(scope, teams, 'The driver');
-  await checkKnownTeams(ctx.db, scope.groupId, teams);
+  await checkTeamsWrite(ctx.db, scope, 'The driver', { next: teams });
   const now = ctx.clock.now();
   const driverId = input.driver_id?.toLowerCase() ?? objectId(now.getTime());
   try {
@@ -131,11 +130,7 @@ export async function createDriver(ctx: AppContext, scope: GroupScope, input: Cr
 /** PATCH: only the fields sent change; `archived: true` archives (spec: What the service does 7). */
 export async function updateDriver(ctx: AppContext, scope: GroupScope, driverId: string, patch: PatchDriverBody): Promise<OperatorDriverRecord> {
   const current = await visibleDriver(ctx.db, scope, driverId);
-  requireWritableTeams(scope, current.teams, `Driver ${current.driver_id}`);
-  if (patch.teams) {
-    requireWritableTeams(scope, patch.teams, 'The driver');
-    await checkKnownTeams(ctx.db, scope.groupId, patch.teams);
-  }
+  await checkTeamsWrite(ctx.db, scope, `Driver ${current.driver_id}`, { current: current.teams, next: patch.teams });
   const set = (k: keyof PatchDriverBody) => patch[k] !== undefined;
   try {
     const rows = await ctx.db.query<DriverRow>(

@@ -3,9 +3,9 @@ import type { AppContext } from '../../platform/context.js';
 import { violatedConstraint, type Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors } from '../../platform/http/errors.js';
-import { forbiddenDifferentTeam, requireWritableTeams, teamParam, teamsVisible, teamsVisibleSql } from '../../platform/http/teams.js';
-import { checkKnownTeams } from '../groups/service.js';
+import { forbiddenDifferentTeam, teamParam, teamsVisible, teamsVisibleSql } from '../../platform/http/teams.js';
 import type { CsvTable } from './datahub.js';
+import { checkTeamsWrite } from './teams.js';
 import {
   Capacity, FleetNumber, LicensePlate, Teams, VEHICLE_STATUSES, VehicleComment, VehicleId, VehicleStatus,
   type CreateVehicleBody, type PatchVehicleBody, type PublicVehicleRecord, type VehicleAmount, type VehicleRecord,
@@ -105,8 +105,7 @@ function vehicleConflict(err: unknown, input: { vehicle_id?: string | undefined;
 
 export async function createVehicle(ctx: AppContext, scope: GroupScope, input: CreateVehicleBody): Promise<VehicleRecord> {
   const teams = input.teams ?? [];
-  requireWritableTeams(scope, teams, 'The vehicle');
-  await checkKnownTeams(ctx.db, scope.groupId, teams);
+  await checkTeamsWrite(ctx.db, scope, 'The vehicle', { next: teams });
   try {
     const rows = await ctx.db.query<VehicleRow>(
       `INSERT INTO vehicles (group_id, vehicle_id, fleet_number, license_plate, teams, comment, status, capacity, created_at, updated_at)
@@ -122,11 +121,7 @@ export async function createVehicle(ctx: AppContext, scope: GroupScope, input: C
 /** PATCH: only the fields sent change; `status: archived` archives (never a deletion). */
 export async function updateVehicle(ctx: AppContext, scope: GroupScope, vehicleId: string, patch: PatchVehicleBody): Promise<VehicleRecord> {
   const current = await visibleVehicle(ctx.db, scope, vehicleId);
-  requireWritableTeams(scope, current.teams, `Vehicle ${current.vehicle_id}`);
-  if (patch.teams) {
-    requireWritableTeams(scope, patch.teams, 'The vehicle');
-    await checkKnownTeams(ctx.db, scope.groupId, patch.teams);
-  }
+  await checkTeamsWrite(ctx.db, scope, `Vehicle ${current.vehicle_id}`, { current: current.teams, next: patch.teams });
   const set = (k: keyof PatchVehicleBody) => patch[k] !== undefined;
   try {
     const rows = await ctx.db.query<VehicleRow>(
