@@ -86,15 +86,15 @@ export const PassengerCountItem = item('passenger_count', 'Boardings and alighti
   ),
 });
 
-export const DeviceStateItem = item('device_state', 'A change of the device state, merged into its history (only the fields given change).', {
+export const DeviceStateItem = item('device_state', 'A change of the device state, merged into its history: only the fields given change, and a field set to null is removed.', {
   state: Type.Object(
     {
-      app_version: Type.Optional(Type.String({ maxLength: 64 })),
-      battery_pct: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
-      charging: Type.Optional(Type.Boolean()),
-      network: Type.Optional(Type.String({ maxLength: 32, description: 'e.g. offline, 2g, 3g, 4g, 5g, wifi' })),
-      gps_enabled: Type.Optional(Type.Boolean()),
-      os_version: Type.Optional(Type.String({ maxLength: 64 })),
+      app_version: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+      battery_pct: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 100 }))),
+      charging: Type.Optional(Nullable(Type.Boolean())),
+      network: Type.Optional(Nullable(Type.String({ maxLength: 32, description: 'e.g. offline, 2g, 3g, 4g, 5g, wifi' }))),
+      gps_enabled: Type.Optional(Nullable(Type.Boolean())),
+      os_version: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
     },
     { additionalProperties: Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]), minProperties: 1, description: 'Known fields are typed; other scalar fields are kept as given.' },
   ),
