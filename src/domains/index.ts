@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { authRoutes, navDataProcessorRoutes } from './auth/routes.js';
+import { deviceRoutes } from './device/routes.js';
 import { dutyRoutes } from './duties/routes.js';
 import { fleetRoutes } from './fleet/routes.js';
 import { groupRoutes } from './groups/routes.js';
@@ -17,7 +18,7 @@ type Plugin = (app: FastifyInstance) => Promise<void>;
 /** Each domain is a Fastify plugin registered under /api/v4 (the other versions are rewritten to it). */
 export const apiDomains: readonly Plugin[] = [
   authRoutes, groupRoutes, userRoutes, gtfsRoutes, fleetRoutes, planningRoutes, ratingRoutes,
-  notificationRoutes, tripRoutes, dutyRoutes, movementRoutes, updateRoutes,
+  notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes,
 ];
 
 /** Domains with paths outside /api/v4. */

@@ -3,17 +3,26 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { OFFICE, RS1, RS6, groupRoles } from '../../platform/http/access.js';
 import { GroupId, GroupParams, ObjectIdString, mutuallyExclusive } from '../../platform/http/params.js';
+import { DEFAULT_LIMIT, page } from '../../platform/http/paging.js';
 import { Paging, PeriodQuery } from '../../platform/http/periods.js';
-import { AnyRecord, PUBLIC, notImplemented, op } from '../../platform/http/route.js';
+import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
+import { DutyRecord } from '../device/schemas.js';
+import { DangerZoneBody, DangerZonePatch, DangerZoneRecord, DeviceHistoryRecord, TripEventRecord } from './schemas.js';
+import { MAX_PERIOD_DAYS, createZone, deviceHistory, getDuty, listDuties, listTripEvents, listZones, updateZone } from './service.js';
 
-const ACTUAL = 'issue #6, the device API and what it records';
+const ZONE_EDITORS = ['admin', 'operator', 'regulator'] as const;
+const periodNote = `The period is a range of service dates (both included, YYYY-MM-DD or YYYYMMDD) of at most ${MAX_PERIOD_DAYS} days; results are paged (limit, cursor, Link header).`;
 
 export async function dutyRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const ctx = app.ctx;
 
   app.get('/groups/:group_id/duties', {
     schema: op(
-      { operationId: 'listDuties', summary: 'Duties actually operated over a period', tags: ['duties'], access: groupRoles(OFFICE, 'ListDutiesRoleRequired', 'read'), documents: PUBLIC, notImplemented: ACTUAL },
+      {
+        operationId: 'listDuties', summary: 'Duties actually operated over a period', tags: ['duties'], access: groupRoles(OFFICE, 'ListDutiesRoleRequired', 'read'), documents: PUBLIC,
+        description: `Duties signed on during the period, by sign-on time. With \`at\` (UNIX seconds), the duties open at that instant instead: with vehicle_id, who was driving the vehicle then. ${periodNote}`,
+      },
       {
         params: GroupParams,
         querystring: Type.Object({
@@ -24,21 +33,31 @@ export async function dutyRoutes(fastify: FastifyInstance) {
           at: Type.Optional(Type.Integer({ minimum: 0, description: 'Keep duties open at this instant (UNIX seconds): with vehicle_id, who was driving the vehicle then.' })),
           ...Paging,
         }),
-        response: { 200: Type.Array(AnyRecord) },
+        response: { 200: Type.Array(DutyRecord) },
       },
     ),
-  }, notImplemented(ACTUAL));
+  }, async (req, reply) => {
+    const limit = req.query.limit ?? DEFAULT_LIMIT;
+    const rows = await listDuties(ctx.db, req.groupScope!, { ...req.query, limit });
+    return page(req, reply, rows, limit, (d) => [d.signed_on_at, d.duty_id]);
+  });
 
   app.get('/groups/:group_id/duties/:duty_id', {
     schema: op(
-      { operationId: 'getDuty', summary: 'A duty and the trips it covers', tags: ['duties'], access: groupRoles(OFFICE, 'GetDutyRoleRequired', 'read'), documents: PUBLIC, errors: { 404: { DutyNotFound: 'unknown duty' } }, notImplemented: ACTUAL },
-      { params: Type.Object({ group_id: GroupId, duty_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: AnyRecord } },
+      {
+        operationId: 'getDuty', summary: 'A duty and the trips it covers', tags: ['duties'], access: groupRoles(OFFICE, 'GetDutyRoleRequired', 'read'), documents: PUBLIC,
+        errors: { 404: { DutyNotFound: 'unknown duty' }, 403: { ForbiddenDifferentTeam: 'the duty\'s driver and vehicle are both outside the caller\'s teams' } },
+      },
+      { params: Type.Object({ group_id: GroupId, duty_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: DutyRecord } },
     ),
-  }, notImplemented(ACTUAL));
+  }, async (req) => getDuty(ctx.db, req.groupScope!, req.params.duty_id));
 
   app.get('/groups/:group_id/trip-events', {
     schema: op(
-      { operationId: 'listTripEvents', summary: 'Trip events over a period', tags: ['trip-events'], access: groupRoles(OFFICE, 'ListTripEventsRoleRequired', 'read'), documents: PUBLIC, notImplemented: ACTUAL },
+      {
+        operationId: 'listTripEvents', summary: 'Trip events over a period', tags: ['trip-events'], access: groupRoles(OFFICE, 'ListTripEventsRoleRequired', 'read'), documents: PUBLIC,
+        description: `Events of the trips of the service dates of the period, by event time, each with the duty (driver, vehicle) it was recorded in. ${periodNote}`,
+      },
       {
         params: GroupParams,
         querystring: Type.Object({
@@ -48,17 +67,21 @@ export async function dutyRoutes(fastify: FastifyInstance) {
           device_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
           ...Paging,
         }),
-        response: { 200: Type.Array(AnyRecord) },
+        response: { 200: Type.Array(TripEventRecord) },
       },
     ),
-  }, notImplemented(ACTUAL));
+  }, async (req, reply) => {
+    const limit = req.query.limit ?? DEFAULT_LIMIT;
+    const rows = await listTripEvents(ctx.db, req.groupScope!, { ...req.query, limit });
+    return page(req, reply, rows, limit, (r) => r._key).map(({ _key, ...r }) => r);
+  });
 
   app.get('/groups/:group_id/devices/:device_id/history', {
     schema: op(
       {
         operationId: 'getDeviceHistory', summary: 'The full state of a device at an instant', tags: ['devices'], access: groupRoles(RS1, 'GetDeviceHistoryRoleRequired', 'read'), documents: PUBLIC,
-        description: '`at` (inclusive upper bound) and `before_id` (strict upper bound) are mutually exclusive.',
-        errors: { 404: { DeviceNotFound: 'unknown device' } }, notImplemented: ACTUAL,
+        description: 'Reconstructed from the latest snapshot at or before the bound plus the history events after it. `at` (UNIX seconds, inclusive: events of that second count) and `before_id` (a history event id, strict) are mutually exclusive; without either, the current state.',
+        errors: { 404: { DeviceNotFound: 'unknown device' } },
       },
       {
         params: Type.Object({ group_id: GroupId, device_id: Type.String({ minLength: 1, maxLength: 128 }) }),
@@ -66,15 +89,29 @@ export async function dutyRoutes(fastify: FastifyInstance) {
           at: Type.Optional(Type.Integer({ minimum: 0, description: 'UNIX seconds, inclusive upper bound.' })),
           before_id: Type.Optional(ObjectIdString('A history event id, strict upper bound')),
         }, mutuallyExclusive('at', 'before_id')),
-        response: { 200: AnyRecord },
+        response: { 200: DeviceHistoryRecord },
       },
     ),
-  }, notImplemented(ACTUAL));
+  }, async (req) => deviceHistory(ctx.db, req.params.group_id, req.params.device_id, req.query));
 
   app.get('/groups/:group_id/danger-zones', {
     schema: op(
-      { operationId: 'listDangerZones', summary: 'Declared danger zones', tags: ['danger-zones'], access: groupRoles([...RS6, 'admin', 'technical'], 'ListDangerZonesRoleRequired', 'read'), documents: PUBLIC, notImplemented: ACTUAL },
-      { params: GroupParams, response: { 200: Type.Array(AnyRecord) } },
+      { operationId: 'listDangerZones', summary: 'Declared danger zones', tags: ['danger-zones'], access: groupRoles([...RS6, 'admin', 'technical'], 'ListDangerZonesRoleRequired', 'read'), documents: PUBLIC },
+      { params: GroupParams, querystring: Type.Object({ archived: Type.Boolean({ default: false }) }), response: { 200: Type.Array(DangerZoneRecord) } },
     ),
-  }, notImplemented(ACTUAL));
+  }, async (req) => listZones(ctx.db, req.params.group_id, req.query));
+
+  app.post('/groups/:group_id/danger-zones', {
+    schema: op(
+      { operationId: 'createDangerZone', summary: 'Declare a danger zone (a point, a radius in metres, a message for drivers)', tags: ['danger-zones'], access: groupRoles(ZONE_EDITORS, 'CreateDangerZoneRoleRequired', 'write'), documents: INTERNAL },
+      { params: GroupParams, body: DangerZoneBody, response: { 201: DangerZoneRecord } },
+    ),
+  }, async (req, reply) => reply.status(201).send(await createZone(ctx, req.params.group_id, req.body)));
+
+  app.patch('/groups/:group_id/danger-zones/:danger_zone_id', {
+    schema: op(
+      { operationId: 'updateDangerZone', summary: 'Change or archive a danger zone', tags: ['danger-zones'], access: groupRoles(ZONE_EDITORS, 'UpdateDangerZoneRoleRequired', 'write'), documents: INTERNAL, errors: { 404: { DangerZoneNotFound: 'unknown zone' } } },
+      { params: Type.Object({ group_id: GroupId, danger_zone_id: Type.String({ minLength: 1, maxLength: 64 }) }), body: DangerZonePatch, response: { 200: DangerZoneRecord } },
+    ),
+  }, async (req) => updateZone(ctx, req.params.group_id, req.params.danger_zone_id, req.body));
 }

@@ -1,6 +1,7 @@
 import type { Migration } from '../migrate.js';
 import { m0001 } from './0001_identity.js';
 import { m0003 } from './0003_fleet.js';
+import { m0004 } from './0004_actual.js';
 
 /** Every migration, in order. A new one is appended here; applied ones never change. */
-export const migrations: readonly Migration[] = [m0001, m0003];
+export const migrations: readonly Migration[] = [m0001, m0003, m0004];

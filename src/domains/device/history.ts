@@ -1,0 +1,135 @@
+/**
+ * Device history (spec: Resources, Device): every state change is an event with a 24-hex id
+ * ordered by event time (ObjectId layout: seconds first), and every SNAPSHOT_EVERY events a
+ * snapshot of the full state is kept, so reconstructing the state at any instant replays fewer
+ * than SNAPSHOT_EVERY events whatever the device's age. A late event (older than a snapshot)
+ * invalidates the snapshots after it; they are rebuilt at once.
+ */
+import type { Queryable } from '../../platform/db/index.js';
+import { objectId } from '../../platform/ids.js';
+
+export const SNAPSHOT_EVERY = 200;
+
+export type DeviceStateValue = Record<string, unknown>;
+
+export interface HistoryEventInput {
+  clientId: string;
+  at: Date;
+  patch: DeviceStateValue;
+}
+
+/** A shallow merge: fields set to null are removed from the state. */
+export function applyPatch(state: DeviceStateValue, patch: DeviceStateValue): DeviceStateValue {
+  const next = { ...state };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  return next;
+}
+
+/** The upper bound (inclusive) of event ids for an instant in whole UNIX seconds. */
+export function lastIdOfSecond(unixSeconds: number): string {
+  return Math.max(0, Math.min(0xffffffff, Math.floor(unixSeconds))).toString(16).padStart(8, '0') + 'ffffffffffffffff';
+}
+
+/**
+ * Stores history events (duplicates by client id are skipped) and keeps snapshots and the
+ * latest state current. Returns the ids of the events stored.
+ */
+export async function appendHistory(tx: Queryable, groupId: string, deviceId: string, events: HistoryEventInput[], receivedAt: Date): Promise<Set<string>> {
+  if (events.length === 0) return new Set();
+  const ids = events.map((e) => objectId(e.at.getTime()));
+  const stored = await tx.query<{ client_id: string; event_id: string }>(
+    `INSERT INTO device_history_events (group_id, device_id, event_id, client_id, at, patch, received_at)
+     SELECT $1, $2, u.event_id, u.client_id, u.at, u.patch, $7
+     FROM unnest($3::text[], $4::uuid[], $5::timestamptz[], $6::jsonb[]) AS u(event_id, client_id, at, patch)
+     ON CONFLICT DO NOTHING
+     RETURNING client_id, event_id`,
+    [groupId, deviceId, ids, events.map((e) => e.clientId), events.map((e) => e.at.toISOString()), events.map((e) => JSON.stringify(e.patch)), receivedAt],
+  );
+  if (stored.length === 0) return new Set();
+  const earliest = stored.map((s) => s.event_id).sort()[0]!;
+  await tx.query('DELETE FROM device_history_snapshots WHERE group_id = $1 AND device_id = $2 AND event_id >= $3', [groupId, deviceId, earliest]);
+  const base = (
+    await tx.query<{ event_id: string; state: DeviceStateValue }>(
+      'SELECT event_id, state FROM device_history_snapshots WHERE group_id = $1 AND device_id = $2 ORDER BY event_id DESC LIMIT 1',
+      [groupId, deviceId],
+    )
+  )[0];
+  const after = await tx.query<{ event_id: string; at: Date; patch: DeviceStateValue }>(
+    `SELECT event_id, at, patch FROM device_history_events
+     WHERE group_id = $1 AND device_id = $2 AND event_id > $3 ORDER BY event_id`,
+    [groupId, deviceId, base?.event_id ?? ''],
+  );
+  let state = base?.state ?? {};
+  const snapshots: { event_id: string; state: string }[] = [];
+  after.forEach((e, i) => {
+    state = applyPatch(state, e.patch);
+    if ((i + 1) % SNAPSHOT_EVERY === 0) snapshots.push({ event_id: e.event_id, state: JSON.stringify(state) });
+  });
+  if (snapshots.length > 0) {
+    await tx.query(
+      `INSERT INTO device_history_snapshots (group_id, device_id, event_id, state)
+       SELECT $1, $2, u.event_id, u.state FROM unnest($3::text[], $4::jsonb[]) AS u(event_id, state)`,
+      [groupId, deviceId, snapshots.map((s) => s.event_id), snapshots.map((s) => s.state)],
+    );
+  }
+  const last = after[after.length - 1];
+  if (last) {
+    await tx.query(
+      `INSERT INTO device_latest (group_id, device_id, state_at, state, last_seen_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (group_id, device_id) DO UPDATE SET state_at = EXCLUDED.state_at, state = EXCLUDED.state`,
+      [groupId, deviceId, last.at, JSON.stringify(state), receivedAt],
+    );
+  }
+  return new Set(stored.map((s) => s.client_id));
+}
+
+export interface ReconstructedState {
+  device_id: string;
+  /** Id of the last event applied, null when the device had no history yet. */
+  event_id: string | null;
+  /** Time of that event. */
+  at: string | null;
+  state: DeviceStateValue;
+  /** Id of the snapshot the reconstruction started from, and how many events it replayed. */
+  snapshot_event_id: string | null;
+  replayed_events: number;
+}
+
+/**
+ * The state after every event whose id is ≤ `upTo` (inclusive) or < `before` (strict):
+ * the latest snapshot within the bound plus the events after it.
+ */
+export async function reconstruct(db: Queryable, groupId: string, deviceId: string, bound: { upTo: string } | { before: string } | null): Promise<ReconstructedState> {
+  const [op, value] = bound === null ? ['<=', 'ffffffffffffffffffffffff'] : 'upTo' in bound ? ['<=', bound.upTo] : ['<', bound.before];
+  const snapshot = (
+    await db.query<{ event_id: string; state: DeviceStateValue }>(
+      `SELECT event_id, state FROM device_history_snapshots WHERE group_id = $1 AND device_id = $2 AND event_id ${op} $3 ORDER BY event_id DESC LIMIT 1`,
+      [groupId, deviceId, value],
+    )
+  )[0];
+  const events = await db.query<{ event_id: string; at: Date; patch: DeviceStateValue }>(
+    `SELECT event_id, at, patch FROM device_history_events
+     WHERE group_id = $1 AND device_id = $2 AND event_id > $3 AND event_id ${op} $4 ORDER BY event_id`,
+    [groupId, deviceId, snapshot?.event_id ?? '', value],
+  );
+  let state = snapshot?.state ?? {};
+  for (const e of events) state = applyPatch(state, e.patch);
+  const last = events[events.length - 1];
+  let lastId = last?.event_id ?? snapshot?.event_id ?? null;
+  let lastAt = last?.at ?? null;
+  if (!last && snapshot) {
+    lastAt = (await db.query<{ at: Date }>('SELECT at FROM device_history_events WHERE group_id = $1 AND device_id = $2 AND event_id = $3', [groupId, deviceId, snapshot.event_id]))[0]?.at ?? null;
+    lastId = snapshot.event_id;
+  }
+  return {
+    device_id: deviceId,
+    event_id: lastId,
+    at: lastAt ? lastAt.toISOString() : null,
+    state,
+    snapshot_event_id: snapshot?.event_id ?? null,
+    replayed_events: events.length,
+  };
+}

@@ -1,0 +1,413 @@
+/**
+ * Device report ingestion: one batch, one transaction. Each item is checked against its own
+ * schema first; a bad item is rejected alone with its reasons and the good ones are stored.
+ * Retried items are recognised by (group, device, client id) and acknowledged as duplicates.
+ * Items may arrive late and out of order: duties are re-derived from the sign events in event
+ * time, and the latest-state view only moves forward in event time.
+ */
+import { Compile } from 'typebox/compile';
+import type { AppContext } from '../../platform/context.js';
+import type { Tx } from '../../platform/db/index.js';
+import { objectId } from '../../platform/ids.js';
+import { appendHistory, type HistoryEventInput } from './history.js';
+import { publishLive } from './live.js';
+import {
+  ITEM_SCHEMAS,
+  ITEM_TYPES,
+  type BatchAnswer,
+  type DeviceState,
+  type ItemType,
+  type PassengerCount,
+  type Position,
+  type SignOff,
+  type SignOn,
+  type TripEnd,
+  type TripEvent,
+  type TripStart,
+  type VehicleMovement,
+} from './schemas.js';
+
+const validators = Object.fromEntries(ITEM_TYPES.map((t) => [t, Compile(ITEM_SCHEMAS[t])])) as Record<ItemType, ReturnType<typeof Compile>>;
+
+interface Rejection {
+  index: number;
+  id: string | null;
+  errors: { loc: (string | number)[]; msg: string }[];
+}
+
+interface Valid {
+  index: number;
+  type: ItemType;
+  item: { id: string; at: string } & Record<string, unknown>;
+  at: Date;
+}
+
+/** Seconds since the start of the service day, from HH:MM:SS (may pass 24:00:00). */
+export function secondsOf(hms: string | undefined): number | null {
+  if (hms === undefined) return null;
+  const [h, m, s] = hms.split(':').map(Number) as [number, number, number];
+  return h * 3600 + m * 60 + s;
+}
+
+function check(raw: unknown, index: number): Valid | Rejection {
+  const obj = raw as Record<string, unknown>;
+  const id = typeof obj['id'] === 'string' ? obj['id'] : null;
+  const type = obj['type'];
+  if (typeof type !== 'string' || !(ITEM_TYPES as string[]).includes(type)) {
+    return { index, id, errors: [{ loc: ['type'], msg: `type must be one of ${ITEM_TYPES.join(', ')}` }] };
+  }
+  const v = validators[type as ItemType];
+  if (!v.Check(raw)) {
+    const errors = [...v.Errors(raw)]
+      .filter((e) => e.keyword !== 'boolean')
+      .map((e) => {
+        const loc = e.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+        const extra = (e.params as { additionalProperties?: string[]; requiredProperties?: string[] });
+        if (e.keyword === 'additionalProperties' && extra.additionalProperties) return { loc: [...loc, ...extra.additionalProperties.slice(0, 1)], msg: 'unknown field' };
+        if (e.keyword === 'required' && extra.requiredProperties) return { loc: [...loc, ...extra.requiredProperties.slice(0, 1)], msg: 'required' };
+        return { loc, msg: e.message };
+      });
+    return { index, id, errors };
+  }
+  const item = raw as Valid['item'];
+  const semantic: { loc: string[]; msg: string }[] = [];
+  if (type === 'sign_on') {
+    const s = item as unknown as SignOn;
+    if ((s.driver_id === undefined) === (s.driver_code === undefined)) semantic.push({ loc: ['driver_id'], msg: 'give exactly one of driver_id and driver_code' });
+  }
+  if (type === 'vehicle_movement') {
+    const m = item as unknown as VehicleMovement;
+    if (Date.parse(m.ended_at) < Date.parse(m.started_at)) semantic.push({ loc: ['ended_at'], msg: 'ended_at is before started_at' });
+  }
+  if (type === 'trip_event' || type === 'position') {
+    const p = item as { lat?: number; lon?: number; trip_id?: string; service_date?: string };
+    if ((p.lat === undefined) !== (p.lon === undefined)) semantic.push({ loc: ['lon'], msg: 'lat and lon go together' });
+    if (type === 'position' && (p.trip_id === undefined) !== (p.service_date === undefined)) semantic.push({ loc: ['service_date'], msg: 'trip_id and service_date go together' });
+  }
+  if (semantic.length > 0) return { index, id, errors: semantic };
+  return { index, type: type as ItemType, item, at: new Date(item.at) };
+}
+
+export interface IngestResult {
+  answer: BatchAnswer;
+  /** Trips whose recorded side changed, for tracking. */
+  touchedTrips: { trip_id: string; service_date: string }[];
+}
+
+export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: string, raw: unknown[]): Promise<IngestResult> {
+  const rejected: Rejection[] = [];
+  const byType = new Map<ItemType, Valid[]>();
+  const firstIndexOfId = new Map<string, number>();
+  const inBatchDuplicates: string[] = [];
+  raw.forEach((r, index) => {
+    const c = check(r, index);
+    if ('errors' in c) return void rejected.push(c);
+    if (firstIndexOfId.has(c.item.id)) return void inBatchDuplicates.push(c.item.id);
+    firstIndexOfId.set(c.item.id, index);
+    (byType.get(c.type) ?? byType.set(c.type, []).get(c.type)!).push(c);
+  });
+  const of = <T>(t: ItemType) => (byType.get(t) ?? []) as unknown as (Valid & { item: T })[];
+
+  // References of sign-ons: the driver (by id or code) and the vehicle must exist in the group.
+  const signOns = of<SignOn>('sign_on');
+  if (signOns.length > 0) {
+    const resolved = await resolveSignOns(ctx, groupId, signOns.map((s) => s.item));
+    const keep: typeof signOns = [];
+    signOns.forEach((s, i) => {
+      const r = resolved[i]!;
+      if ('error' in r) rejected.push({ index: s.index, id: s.item.id, errors: [r.error] });
+      else {
+        s.item.driver_id = r.driverId;
+        keep.push(s);
+      }
+    });
+    byType.set('sign_on', keep as unknown as Valid[]);
+  }
+
+  const receivedAt = ctx.clock.now();
+  const accepted = new Set<string>();
+  const touched = new Map<string, { trip_id: string; service_date: string }>();
+  const touch = (trip_id: string | undefined, service_date: string | undefined) => {
+    if (trip_id && service_date) touched.set(`${service_date} ${trip_id}`, { trip_id, service_date });
+  };
+
+  const duties = await ctx.db.transaction(async (tx) => {
+    const add = (ids: Iterable<string>) => {
+      for (const id of ids) accepted.add(id);
+    };
+    const signs = await insertSignEvents(tx, groupId, deviceId, of<SignOn>('sign_on'), of<SignOff>('sign_off'), receivedAt);
+    add(signs.map((s) => s.client_id));
+    if (signs.length > 0) await deriveDuties(tx, groupId, deviceId, Math.min(...signs.map((s) => s.at.getTime())));
+    add(await insertTripRuns(tx, groupId, deviceId, [...of<TripStart>('trip_start'), ...of<TripEnd>('trip_end')], receivedAt));
+    add(await insertTripEvents(tx, groupId, deviceId, of<TripEvent>('trip_event'), receivedAt));
+    add(await insertPositions(tx, groupId, deviceId, of<Position>('position'), receivedAt));
+    add(await insertPassengerCounts(tx, groupId, deviceId, of<PassengerCount>('passenger_count'), receivedAt));
+    add(await insertMovements(tx, groupId, deviceId, of<VehicleMovement>('vehicle_movement'), receivedAt));
+
+    // The device's history: its state changes, and who is signed on (sign events).
+    const history: HistoryEventInput[] = [
+      ...of<DeviceState>('device_state').map((s) => ({ clientId: s.item.id, at: s.at, patch: s.item.state as Record<string, unknown> })),
+      ...signs.map((e) => ({
+        clientId: e.client_id,
+        at: e.at,
+        patch: e.kind === 'sign_on' ? { current_duty_id: e.duty_id, driver_id: e.driver_id, vehicle_id: e.vehicle_id } : { current_duty_id: null, driver_id: null, vehicle_id: null },
+      })),
+    ];
+    add(await appendHistory(tx, groupId, deviceId, history, receivedAt));
+    await touchLatest(tx, groupId, deviceId, of<Position>('position').filter((p) => accepted.has(p.item.id)), receivedAt);
+
+    const ids = of<SignOn>('sign_on').map((s) => s.item.id);
+    return ids.length === 0
+      ? []
+      : tx.query<{ client_id: string; duty_id: string }>('SELECT client_id, duty_id FROM device_sign_events WHERE group_id = $1 AND device_id = $2 AND client_id = ANY($3::uuid[])', [groupId, deviceId, ids]);
+  });
+
+  for (const t of ['trip_event', 'position', 'passenger_count', 'trip_start', 'trip_end'] as const) {
+    for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);
+  }
+
+  const all = [...byType.values()].flat();
+  const duplicates = [...all.filter((v) => !accepted.has(v.item.id)).map((v) => v.item.id), ...inBatchDuplicates];
+  const answer: BatchAnswer = {
+    accepted: all.filter((v) => accepted.has(v.item.id)).sort((a, b) => a.index - b.index).map((v) => v.item.id),
+    duplicates,
+    rejected: rejected.sort((a, b) => a.index - b.index),
+    duties: duties.map((d) => ({ id: d.client_id, duty_id: d.duty_id })),
+    complete: rejected.length === 0,
+  };
+  publishLive(ctx, groupId, deviceId, all.filter((v) => accepted.has(v.item.id)).map((v) => ({ type: v.type, item: v.item })));
+  return { answer, touchedTrips: [...touched.values()] };
+}
+
+type Resolution = { driverId: string } | { error: { loc: string[]; msg: string } };
+
+async function resolveSignOns(ctx: AppContext, groupId: string, items: SignOn[]): Promise<Resolution[]> {
+  const ids = items.flatMap((i) => (i.driver_id ? [i.driver_id] : []));
+  const codes = items.flatMap((i) => (i.driver_code ? [i.driver_code] : []));
+  const vehicleIds = items.map((i) => i.vehicle_id);
+  const drivers = await ctx.db.query<{ driver_id: string; code: string | null; archived: boolean }>(
+    'SELECT driver_id, code, archived FROM drivers WHERE group_id = $1 AND (driver_id = ANY($2) OR code = ANY($3))',
+    [groupId, ids, codes],
+  );
+  const vehicles = await ctx.db.query<{ vehicle_id: string; status: string }>('SELECT vehicle_id, status FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2)', [groupId, vehicleIds]);
+  return items.map((i): Resolution => {
+    const driver = i.driver_id ? drivers.find((d) => d.driver_id === i.driver_id) : drivers.find((d) => d.code === i.driver_code);
+    if (!driver) return { error: { loc: [i.driver_id ? 'driver_id' : 'driver_code'], msg: `no driver ${JSON.stringify(i.driver_id ?? i.driver_code)} in the group` } };
+    if (driver.archived) return { error: { loc: [i.driver_id ? 'driver_id' : 'driver_code'], msg: 'the driver is archived' } };
+    const vehicle = vehicles.find((v) => v.vehicle_id === i.vehicle_id);
+    if (!vehicle) return { error: { loc: ['vehicle_id'], msg: `no vehicle ${JSON.stringify(i.vehicle_id)} in the group` } };
+    if (vehicle.status === 'archived') return { error: { loc: ['vehicle_id'], msg: 'the vehicle is archived' } };
+    return { driverId: driver.driver_id };
+  });
+}
+
+const iso = (d: Date) => d.toISOString();
+const nul = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+
+interface StoredSign {
+  client_id: string;
+  kind: 'sign_on' | 'sign_off';
+  at: Date;
+  duty_id: string | null;
+  driver_id: string | null;
+  vehicle_id: string | null;
+}
+
+async function insertSignEvents(tx: Tx, g: string, d: string, ons: (Valid & { item: SignOn })[], offs: (Valid & { item: SignOff })[], receivedAt: Date): Promise<StoredSign[]> {
+  const all = [...ons, ...offs];
+  if (all.length === 0) return [];
+  return tx.query<StoredSign>(
+    `INSERT INTO device_sign_events (group_id, device_id, client_id, kind, at, duty_id, driver_id, vehicle_id, odometer_km, non_commercial_km, info, received_at)
+     SELECT $1, $2, u.* , $12 FROM unnest($3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[], $9::float8[], $10::float8[], $11::jsonb[])
+       AS u(client_id, kind, at, duty_id, driver_id, vehicle_id, odometer_km, non_commercial_km, info)
+     ON CONFLICT DO NOTHING RETURNING client_id, kind, at, duty_id, driver_id, vehicle_id`,
+    [
+      g, d,
+      all.map((s) => s.item.id),
+      all.map((s) => s.type),
+      all.map((s) => iso(s.at)),
+      all.map((s) => (s.type === 'sign_on' ? objectId(s.at.getTime()) : null)),
+      all.map((s) => (s.type === 'sign_on' ? (s.item as SignOn).driver_id! : null)),
+      all.map((s) => (s.type === 'sign_on' ? (s.item as SignOn).vehicle_id : null)),
+      all.map((s) => nul(s.item.odometer_km)),
+      all.map((s) => (s.type === 'sign_off' ? nul((s.item as SignOff).non_commercial_km) : null)),
+      all.map((s) => JSON.stringify(s.item.info ?? {})),
+      receivedAt,
+    ],
+  );
+}
+
+interface SignEventRow {
+  client_id: string;
+  kind: 'sign_on' | 'sign_off';
+  at: Date;
+  duty_id: string | null;
+  driver_id: string | null;
+  vehicle_id: string | null;
+  odometer_km: number | null;
+  non_commercial_km: number | null;
+  info: Record<string, unknown>;
+}
+
+/**
+ * Re-derives the device's duties from its sign events, from the last sign-on before `fromMs`:
+ * each sign-on opens a duty, closed by the next sign-off (end_reason sign_off) or by the next
+ * sign-on (next_sign_on), whatever order the events arrived in.
+ */
+async function deriveDuties(tx: Tx, g: string, d: string, fromMs: number) {
+  const anchor = await tx.query<{ at: Date }>(
+    "SELECT at FROM device_sign_events WHERE group_id = $1 AND device_id = $2 AND kind = 'sign_on' AND at < $3 ORDER BY at DESC LIMIT 1",
+    [g, d, new Date(fromMs)],
+  );
+  const from = anchor[0]?.at ?? new Date(fromMs);
+  const events = await tx.query<SignEventRow>(
+    `SELECT client_id, kind, at, duty_id, driver_id, vehicle_id, odometer_km, non_commercial_km, info
+     FROM device_sign_events WHERE group_id = $1 AND device_id = $2 AND at >= $3
+     ORDER BY at, CASE kind WHEN 'sign_off' THEN 0 ELSE 1 END, client_id`,
+    [g, d, from],
+  );
+  type Duty = { on: SignEventRow; off: SignEventRow | null; end: Date | null; reason: 'sign_off' | 'next_sign_on' | null };
+  const duties: Duty[] = [];
+  let open: Duty | null = null;
+  for (const e of events) {
+    if (e.kind === 'sign_on') {
+      if (open) {
+        open.end = e.at;
+        open.reason = 'next_sign_on';
+      }
+      open = { on: e, off: null, end: null, reason: null };
+      duties.push(open);
+    } else if (open) {
+      open.off = e;
+      open.end = e.at;
+      open.reason = 'sign_off';
+      open = null;
+    }
+  }
+  if (duties.length > 0) {
+    const info = (e: SignEventRow) => JSON.stringify({ id: e.client_id, at: e.at.toISOString(), odometer_km: e.odometer_km, info: e.info });
+    await tx.query(
+      `INSERT INTO duties (group_id, duty_id, device_id, driver_id, vehicle_id, signed_on_at, signed_off_at, end_reason, sign_on, sign_off, non_commercial_km)
+       SELECT $1, u.duty_id, $2, u.driver_id, u.vehicle_id, u.signed_on_at, u.signed_off_at, u.end_reason, u.sign_on, u.sign_off, u.non_commercial_km
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[], $9::jsonb[], $10::jsonb[], $11::float8[])
+         AS u(duty_id, driver_id, vehicle_id, signed_on_at, signed_off_at, end_reason, sign_on, sign_off, non_commercial_km)
+       ON CONFLICT (group_id, duty_id) DO UPDATE SET
+         signed_off_at = EXCLUDED.signed_off_at, end_reason = EXCLUDED.end_reason,
+         sign_off = EXCLUDED.sign_off, non_commercial_km = EXCLUDED.non_commercial_km`,
+      [
+        g, d,
+        duties.map((x) => x.on.duty_id), duties.map((x) => x.on.driver_id), duties.map((x) => x.on.vehicle_id),
+        duties.map((x) => iso(x.on.at)), duties.map((x) => (x.end ? iso(x.end) : null)), duties.map((x) => x.reason),
+        duties.map((x) => info(x.on)), duties.map((x) => (x.off ? info(x.off) : null)), duties.map((x) => x.off?.non_commercial_km ?? null),
+      ],
+    );
+  }
+}
+
+async function insertTripRuns(tx: Tx, g: string, d: string, runs: (Valid & { item: TripStart | TripEnd })[], receivedAt: Date): Promise<string[]> {
+  if (runs.length === 0) return [];
+  const rows = await tx.query<{ client_id: string }>(
+    `INSERT INTO trip_runs (group_id, device_id, client_id, kind, at, trip_id, service_date, start_time, block_id, received_at)
+     SELECT $1, $2, u.*, $10 FROM unnest($3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::date[], $8::int[], $9::text[])
+       AS u(client_id, kind, at, trip_id, service_date, start_time, block_id)
+     ON CONFLICT DO NOTHING RETURNING client_id`,
+    [
+      g, d,
+      runs.map((r) => r.item.id), runs.map((r) => (r.type === 'trip_start' ? 'start' : 'end')), runs.map((r) => iso(r.at)),
+      runs.map((r) => r.item.trip_id), runs.map((r) => r.item.service_date), runs.map((r) => secondsOf(r.item.start_time)),
+      runs.map((r) => nul((r.item as TripStart).block_id)), receivedAt,
+    ],
+  );
+  return rows.map((r) => r.client_id);
+}
+
+async function insertTripEvents(tx: Tx, g: string, d: string, events: (Valid & { item: TripEvent })[], receivedAt: Date): Promise<string[]> {
+  if (events.length === 0) return [];
+  const e = events.map((x) => x.item);
+  const rows = await tx.query<{ client_id: string }>(
+    `INSERT INTO trip_events (group_id, device_id, client_id, at, event, trip_id, service_date, start_time, stop_id, stop_sequence, lat, lon, gps_valid, odometer_km, state, received_at)
+     SELECT $1, $2, u.*, $16 FROM unnest($3::uuid[], $4::timestamptz[], $5::text[], $6::text[], $7::date[], $8::int[], $9::text[], $10::int[], $11::float8[], $12::float8[], $13::bool[], $14::float8[], $15::text[])
+       AS u(client_id, at, event, trip_id, service_date, start_time, stop_id, stop_sequence, lat, lon, gps_valid, odometer_km, state)
+     ON CONFLICT DO NOTHING RETURNING client_id`,
+    [
+      g, d,
+      e.map((x) => x.id), e.map((x) => x.at), e.map((x) => x.event), e.map((x) => x.trip_id), e.map((x) => x.service_date),
+      e.map((x) => secondsOf(x.start_time)), e.map((x) => nul(x.stop_id)), e.map((x) => nul(x.stop_sequence)), e.map((x) => nul(x.lat)),
+      e.map((x) => nul(x.lon)), e.map((x) => x.gps_valid), e.map((x) => nul(x.odometer_km)), e.map((x) => nul(x.state)), receivedAt,
+    ],
+  );
+  return rows.map((r) => r.client_id);
+}
+
+async function insertPositions(tx: Tx, g: string, d: string, positions: (Valid & { item: Position })[], receivedAt: Date): Promise<string[]> {
+  if (positions.length === 0) return [];
+  const p = positions.map((x) => x.item);
+  const rows = await tx.query<{ client_id: string }>(
+    `INSERT INTO positions (group_id, device_id, client_id, at, lat, lon, gps_valid, speed_kmh, bearing, accuracy_m, odometer_km, trip_id, service_date, start_time, received_at)
+     SELECT $1, $2, u.*, $15 FROM unnest($3::uuid[], $4::timestamptz[], $5::float8[], $6::float8[], $7::bool[], $8::real[], $9::real[], $10::real[], $11::float8[], $12::text[], $13::date[], $14::int[])
+       AS u(client_id, at, lat, lon, gps_valid, speed_kmh, bearing, accuracy_m, odometer_km, trip_id, service_date, start_time)
+     ON CONFLICT DO NOTHING RETURNING client_id`,
+    [
+      g, d,
+      p.map((x) => x.id), p.map((x) => x.at), p.map((x) => x.lat), p.map((x) => x.lon), p.map((x) => x.gps_valid), p.map((x) => nul(x.speed_kmh)),
+      p.map((x) => nul(x.bearing)), p.map((x) => nul(x.accuracy_m)), p.map((x) => nul(x.odometer_km)), p.map((x) => nul(x.trip_id)),
+      p.map((x) => nul(x.service_date)), p.map((x) => secondsOf(x.start_time)), receivedAt,
+    ],
+  );
+  return rows.map((r) => r.client_id);
+}
+
+async function insertPassengerCounts(tx: Tx, g: string, d: string, counts: (Valid & { item: PassengerCount })[], receivedAt: Date): Promise<string[]> {
+  if (counts.length === 0) return [];
+  const rows = counts.flatMap((c) => c.item.counts.map((k) => ({ c: c.item, k })));
+  const stored = await tx.query<{ client_id: string }>(
+    `INSERT INTO passenger_counts (group_id, device_id, client_id, category, at, trip_id, service_date, start_time, stop_id, stop_sequence, door, boardings, alightings, received_at)
+     SELECT $1, $2, u.*, $14 FROM unnest($3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::date[], $8::int[], $9::text[], $10::int[], $11::int[], $12::int[], $13::int[])
+       AS u(client_id, category, at, trip_id, service_date, start_time, stop_id, stop_sequence, door, boardings, alightings)
+     ON CONFLICT DO NOTHING RETURNING client_id`,
+    [
+      g, d,
+      rows.map((r) => r.c.id), rows.map((r) => r.k.category), rows.map((r) => r.c.at), rows.map((r) => r.c.trip_id), rows.map((r) => r.c.service_date),
+      rows.map((r) => secondsOf(r.c.start_time)), rows.map((r) => r.c.stop_id), rows.map((r) => nul(r.c.stop_sequence)), rows.map((r) => r.c.door),
+      rows.map((r) => r.k.boardings), rows.map((r) => r.k.alightings), receivedAt,
+    ],
+  );
+  return [...new Set(stored.map((r) => r.client_id))];
+}
+
+async function insertMovements(tx: Tx, g: string, d: string, movements: (Valid & { item: VehicleMovement })[], receivedAt: Date): Promise<string[]> {
+  if (movements.length === 0) return [];
+  const m = movements.map((x) => x.item);
+  // The vehicle of a movement is read from the duty open on the device when it started.
+  const rows = await tx.query<{ client_id: string }>(
+    `INSERT INTO vehicle_movements (group_id, vehicle_movement_id, device_id, client_id, block_id, service_date, kind, origin, destination, started_at, ended_at, distance_km, received_at)
+     SELECT $1, u.movement_id, $2, u.client_id, u.block_id, u.service_date, u.kind, u.origin, u.destination, u.started_at, u.ended_at, u.distance_km, $13
+     FROM unnest($3::text[], $4::uuid[], $5::text[], $6::date[], $7::text[], $8::jsonb[], $9::jsonb[], $10::timestamptz[], $11::timestamptz[], $12::float8[])
+       AS u(movement_id, client_id, block_id, service_date, kind, origin, destination, started_at, ended_at, distance_km)
+     ON CONFLICT DO NOTHING RETURNING client_id`,
+    [
+      g, d,
+      m.map((x) => objectId(Date.parse(x.started_at))), m.map((x) => x.id), m.map((x) => nul(x.block_id)), m.map((x) => x.service_date), m.map((x) => x.kind),
+      m.map((x) => JSON.stringify(x.origin)), m.map((x) => JSON.stringify(x.destination)), m.map((x) => x.started_at), m.map((x) => x.ended_at),
+      m.map((x) => nul(x.distance_km)), receivedAt,
+    ],
+  );
+  return rows.map((r) => r.client_id);
+}
+
+/** The latest position of the device moves only forward in event time; last_seen_at always. */
+async function touchLatest(tx: Tx, g: string, d: string, positions: (Valid & { item: Position })[], receivedAt: Date) {
+  await tx.query(
+    `INSERT INTO device_latest (group_id, device_id, last_seen_at) VALUES ($1, $2, $3)
+     ON CONFLICT (group_id, device_id) DO UPDATE SET last_seen_at = GREATEST(device_latest.last_seen_at, EXCLUDED.last_seen_at)`,
+    [g, d, receivedAt],
+  );
+  if (positions.length === 0) return;
+  const latest = positions.reduce((a, b) => (b.at > a.at ? b : a));
+  const p = latest.item;
+  await tx.query(
+    `UPDATE device_latest SET position_at = $3, lat = $4, lon = $5, gps_valid = $6, speed_kmh = $7, bearing = $8, trip_id = $9, service_date = $10, start_time = $11
+     WHERE group_id = $1 AND device_id = $2 AND (position_at IS NULL OR position_at < $3)`,
+    [g, d, latest.at, p.lat, p.lon, p.gps_valid, nul(p.speed_kmh), nul(p.bearing), nul(p.trip_id), nul(p.service_date), secondsOf(p.start_time)],
+  );
+}

@@ -1,0 +1,92 @@
+/**
+ * Vehicle movements outside commercial service (HLP), as devices report them. The vehicle and
+ * driver of a movement are those of the duty open on its device when it started.
+ */
+import { Type, type Static } from 'typebox';
+import type { Queryable } from '../../platform/db/index.js';
+import type { GroupScope } from '../../platform/http/access.js';
+import { errors } from '../../platform/http/errors.js';
+import { Nullable, isoDate } from '../../platform/http/params.js';
+import { period } from '../../platform/time.js';
+import { MOVEMENT_KINDS } from '../device/schemas.js';
+
+export const MAX_MOVEMENT_PERIOD_DAYS = 31;
+
+const Place = Type.Object({}, { additionalProperties: true, description: 'stop_id, depot_id, lat/lon and label, as reported' });
+export const VehicleMovementRecord = Type.Object({
+  vehicle_movement_id: Type.String(),
+  kind: Type.Unsafe<(typeof MOVEMENT_KINDS)[number]>({ type: 'string', enum: [...MOVEMENT_KINDS], description: 'to_trip_start, to_depot, from_depot, between_trips, dead_run' }),
+  service_date: Type.String({ format: 'date' }),
+  block_id: Nullable(Type.String({ description: 'The block (sequence of trips chained by one vehicle), when known' })),
+  origin: Place,
+  destination: Place,
+  started_at: Type.String({ format: 'date-time' }),
+  ended_at: Type.String({ format: 'date-time' }),
+  distance_km: Nullable(Type.Number({ description: 'Kilometres driven, as reported' })),
+  device_id: Type.String(),
+  duty_id: Nullable(Type.String()),
+  vehicle_id: Nullable(Type.String()),
+  driver_id: Nullable(Type.String()),
+});
+export type VehicleMovementRecord = Static<typeof VehicleMovementRecord>;
+
+interface Row {
+  vehicle_movement_id: string;
+  kind: VehicleMovementRecord['kind'];
+  service_date: string;
+  block_id: string | null;
+  origin: Record<string, unknown>;
+  destination: Record<string, unknown>;
+  started_at: Date;
+  ended_at: Date;
+  distance_km: number | null;
+  device_id: string;
+  duty_id: string | null;
+  vehicle_id: string | null;
+  driver_id: string | null;
+}
+
+const record = (r: Row): VehicleMovementRecord => ({ ...r, started_at: r.started_at.toISOString(), ended_at: r.ended_at.toISOString() });
+
+function select(where: string): string {
+  return `SELECT m.vehicle_movement_id, m.kind, m.service_date, m.block_id, m.origin, m.destination, m.started_at, m.ended_at, m.distance_km, m.device_id,
+            du.duty_id, du.vehicle_id, du.driver_id
+     FROM vehicle_movements m
+     LEFT JOIN LATERAL (
+       SELECT d.duty_id, d.vehicle_id, d.driver_id FROM duties d
+       WHERE d.group_id = m.group_id AND d.device_id = m.device_id AND d.signed_on_at <= m.started_at AND (d.signed_off_at IS NULL OR d.signed_off_at > m.started_at)
+       ORDER BY d.signed_on_at DESC LIMIT 1
+     ) du ON true
+     WHERE m.group_id = $1 AND ${where}
+       AND ($2::text[] IS NULL
+         OR EXISTS (SELECT 1 FROM drivers dr WHERE dr.group_id = m.group_id AND dr.driver_id = du.driver_id AND dr.teams && $2::text[])
+         OR EXISTS (SELECT 1 FROM vehicles ve WHERE ve.group_id = m.group_id AND ve.vehicle_id = du.vehicle_id AND ve.teams && $2::text[]))
+     ORDER BY m.started_at, m.vehicle_movement_id`;
+}
+
+const teamsOf = (scope: GroupScope) => (scope.teams === null ? null : [...scope.teams]);
+
+export async function movementsOfDate(db: Queryable, scope: GroupScope, date: string, blockId?: string): Promise<VehicleMovementRecord[]> {
+  const rows = await db.query<Row>(select('m.service_date = $3 AND ($4::text IS NULL OR m.block_id = $4)'), [scope.groupId, teamsOf(scope), isoDate(date), blockId ?? null]);
+  return rows.map(record);
+}
+
+export async function movementsOfPeriod(db: Queryable, scope: GroupScope, startDate: string, endDate: string): Promise<VehicleMovementRecord[]> {
+  const p = period(startDate, endDate, scope.timezone, MAX_MOVEMENT_PERIOD_DAYS);
+  const rows = await db.query<Row>(select('m.service_date BETWEEN $3 AND $4'), [scope.groupId, teamsOf(scope), p.start, p.end]);
+  return rows.map(record);
+}
+
+export async function getMovement(db: Queryable, scope: GroupScope, id: string): Promise<VehicleMovementRecord> {
+  const rows = await db.query<Row>(select('m.vehicle_movement_id = $3'), [scope.groupId, null, id]);
+  if (!rows[0]) throw errors.notFound('VehicleMovementNotFound', `No vehicle movement ${JSON.stringify(id)} in the group`);
+  const visible = await db.query<Row>(select('m.vehicle_movement_id = $3'), [scope.groupId, teamsOf(scope), id]);
+  if (visible.length === 0) throw errors.forbidden('ForbiddenDifferentTeam', 'This movement was made by a vehicle and a driver of other teams');
+  return record(rows[0]);
+}
+
+/** Whether the group holds any movement at all: tells an empty day from a feature never fed. */
+export async function anyMovement(db: Queryable, groupId: string): Promise<{ any: boolean }> {
+  const rows = await db.query('SELECT 1 FROM vehicle_movements WHERE group_id = $1 LIMIT 1', [groupId]);
+  return { any: rows.length > 0 };
+}
