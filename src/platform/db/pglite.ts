@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
 import { cursorStream } from './cursor.js';
-import { copyColumns, quoteIdent, type Db, type Tx } from './types.js';
+import { copyColumns, quoteIdent, withSavepoint, type Db, type Tx } from './types.js';
 
 const parsers = {
   [types.INT8]: (v: string) => Number(v),
@@ -50,19 +50,8 @@ class PgliteTx implements Tx {
     return copyInto((sql, blob) => this.tx.query(sql, [], { blob }), table, columns, chunks);
   }
 
-  async savepoint<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const name = `sp_${++this.depth}`;
-    await this.tx.query(`SAVEPOINT ${name}`);
-    try {
-      const result = await fn(this);
-      await this.tx.query(`RELEASE SAVEPOINT ${name}`);
-      return result;
-    } catch (err) {
-      await this.tx.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      throw err;
-    } finally {
-      this.depth--;
-    }
+  savepoint<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return withSavepoint(this, ++this.depth, fn).finally(() => this.depth--);
   }
 }
 

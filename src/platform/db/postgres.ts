@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { cursorStream } from './cursor.js';
-import { copyColumns, quoteIdent, type Db, type Tx } from './types.js';
+import { copyColumns, quoteIdent, withSavepoint, type Db, type Tx } from './types.js';
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -60,19 +60,8 @@ class PostgresTx implements Tx {
     return copyInto(this.client, table, columns, chunks);
   }
 
-  async savepoint<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const name = `sp_${++this.depth}`;
-    await this.client.query(`SAVEPOINT ${name}`);
-    try {
-      const result = await fn(this);
-      await this.client.query(`RELEASE SAVEPOINT ${name}`);
-      return result;
-    } catch (err) {
-      await this.client.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      throw err;
-    } finally {
-      this.depth--;
-    }
+  savepoint<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return withSavepoint(this, ++this.depth, fn).finally(() => this.depth--);
   }
 }
 
@@ -105,13 +94,18 @@ class PostgresDb implements Db {
     return this.transaction((tx) => tx.copyFrom(table, columns, chunks));
   }
 
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.inTransaction('BEGIN', (client) => fn(new PostgresTx(client)));
+  }
+
+  /** BEGIN … COMMIT on a client of its own; ROLLBACK on failure (a client that cannot roll back is discarded). */
+  private async inTransaction<T>(begin: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken = false;
     try {
-      await client.query('BEGIN');
+      await client.query(begin);
       try {
-        const result = await fn(new PostgresTx(client));
+        const result = await fn(client);
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -127,24 +121,7 @@ class PostgresDb implements Db {
 
   stream<R>(text: string, params: readonly unknown[], batchSize = 5000): AsyncIterable<R[]> {
     return cursorStream<R>(
-      async (body) => {
-        const client = await this.pool.connect();
-        let broken = false;
-        try {
-          await client.query('BEGIN READ ONLY');
-          try {
-            await body(async <T>(sql: string, p: readonly unknown[] = []) => (await client.query(sql, p as unknown[])).rows as T[]);
-            await client.query('COMMIT');
-          } catch (err) {
-            await client.query('ROLLBACK').catch(() => {
-              broken = true;
-            });
-            throw err;
-          }
-        } finally {
-          client.release(broken);
-        }
-      },
+      (body) => this.inTransaction('BEGIN READ ONLY', (client) => body(async <T>(sql: string, p: readonly unknown[] = []) => (await client.query(sql, p as unknown[])).rows as T[])),
       text,
       params,
       batchSize,

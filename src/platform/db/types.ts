@@ -67,3 +67,17 @@ export function violatedConstraint(err: unknown, code: '23505' | '23503'): strin
   const e = err as { code?: unknown; constraint?: unknown } | null;
   return e && e.code === code && typeof e.constraint === 'string' ? e.constraint : null;
 }
+
+/** SAVEPOINT … RELEASE, or ROLLBACK TO on failure: the part of a transaction both engines share. */
+export async function withSavepoint<T>(tx: Tx, depth: number, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const name = `sp_${depth}`;
+  await tx.query(`SAVEPOINT ${name}`);
+  try {
+    const result = await fn(tx);
+    await tx.query(`RELEASE SAVEPOINT ${name}`);
+    return result;
+  } catch (err) {
+    await tx.query(`ROLLBACK TO SAVEPOINT ${name}`);
+    throw err;
+  }
+}
