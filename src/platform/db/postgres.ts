@@ -1,4 +1,5 @@
 /** A PostgreSQL server through a connection pool (`DATABASE_URL`). */
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
@@ -38,6 +39,23 @@ export async function openPostgres(o: PostgresOptions): Promise<Db> {
   return new PostgresDb(pool, clientConfig, o.schema);
 }
 
+/**
+ * Queries with parameters run as named prepared statements: each connection parses and plans a
+ * statement once, then reuses it (the SQL texts are fixed in the code, so their number is bounded).
+ */
+const names = new Map<string, string>();
+function prepared(text: string, params: readonly unknown[]): pg.QueryConfig {
+  if (params.length === 0) return { text };
+  let name = names.get(text);
+  if (name === undefined) {
+    // Past the bound (SQL built from data, which this code base does not do), run unnamed.
+    if (names.size >= 5000) return { text, values: params as unknown[] };
+    name = `q${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    names.set(text, name);
+  }
+  return { name, text, values: params as unknown[] };
+}
+
 async function copyInto(client: pg.PoolClient, table: string, columns: readonly string[], chunks: AsyncIterable<string>) {
   const sink = client.query(copyStreams.from(`COPY ${quoteIdent(table)} ${copyColumns(columns)} FROM STDIN WITH (FORMAT csv)`));
   await pipeline(Readable.from(chunks), sink);
@@ -48,7 +66,7 @@ class PostgresTx implements Tx {
   constructor(private readonly client: pg.PoolClient) {}
 
   async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
-    const r = await this.client.query(text, params as unknown[]);
+    const r = await this.client.query(prepared(text, params));
     return r.rows as R[];
   }
 
@@ -82,7 +100,7 @@ class PostgresDb implements Db {
   ) {}
 
   async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
-    const r = await this.pool.query(text, params as unknown[]);
+    const r = await this.pool.query(prepared(text, params));
     return r.rows as R[];
   }
 
