@@ -8,7 +8,11 @@ export function StringEnum<const T extends readonly string[]>(values: T, o: { de
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...o });
 }
 
-export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+/**
+ * T or null. Null comes first: the app's ajv coerces types, and tried first, T would turn a null
+ * into '' (a string), 0 or false before the null branch is reached.
+ */
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([Type.Null(), t]);
 
 export const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 
