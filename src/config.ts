@@ -41,6 +41,21 @@ export interface Config {
   publicUrl: string | undefined;
   /** Load the demo network on first start of an empty embedded database. */
   demo: boolean | undefined;
+  /** Limits of a GTFS upload and of the zip archive it carries (a zip bomb stops at these). */
+  gtfs: GtfsLimits;
+}
+
+export interface GtfsLimits {
+  /** Size of the uploaded archive, in bytes (413 above). */
+  maxUploadBytes: number;
+  /** Sum of the uncompressed sizes of the files read from the archive, in bytes. */
+  maxUncompressedBytes: number;
+  /** Entries (files and folders) in the archive. */
+  maxEntries: number;
+  /** Uncompressed size over compressed size of one entry (text compresses 5 to 20 times). */
+  maxCompressionRatio: number;
+  /** Errors and warnings listed in an import answer (the totals are always given). */
+  maxListedProblems: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -66,6 +81,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oidcJwksCooldownMs: r.int('OIDC_JWKS_COOLDOWN_MS', { default: 30_000, min: 0 }),
     publicUrl: r.url('PUBLIC_URL', { protocols: ['http:', 'https:'] }),
     demo: r.optionalBool('TRANSIT_OPS_DEMO'),
+    gtfs: {
+      maxUploadBytes: r.int('GTFS_MAX_UPLOAD_BYTES', { default: 512 * 1024 * 1024, min: 1024 }),
+      maxUncompressedBytes: r.int('GTFS_MAX_UNCOMPRESSED_BYTES', { default: 4 * 1024 * 1024 * 1024, min: 1024 }),
+      maxEntries: r.int('GTFS_MAX_ENTRIES', { default: 100, min: 1 }),
+      maxCompressionRatio: r.int('GTFS_MAX_COMPRESSION_RATIO', { default: 200, min: 1 }),
+      maxListedProblems: r.int('GTFS_MAX_LISTED_PROBLEMS', { default: 100, min: 1, max: 10_000 }),
+    },
   };
   if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {
     r.problem('TRANSIT_OPS_SUPERUSER_EMAIL and TRANSIT_OPS_SUPERUSER_PASSWORD must be set together');

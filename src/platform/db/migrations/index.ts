@@ -1,5 +1,6 @@
 import type { Migration } from '../migrate.js';
 import { m0001 } from './0001_identity.js';
+import { m0002 } from './0002_gtfs.js';
 
 /** Every migration, in order. A new one is appended here; applied ones never change. */
-export const migrations: readonly Migration[] = [m0001];
+export const migrations: readonly Migration[] = [m0001, m0002];
