@@ -129,9 +129,11 @@ describe('hostile bodies', () => {
     expect(JSON.parse(answer.body).code).toBe('PayloadTooLarge');
   });
 
-  it('a content type that is neither a zip nor a form: 415', async () => {
+  it('a content type that is neither a zip nor a form (JSON included): 415', async () => {
     const r = await inject(t, { method: 'POST', url: `/api/v4/groups/${g}/gtfs`, headers: { ...admin.auth, 'content-type': 'text/csv' }, payload: 'a,b\n' });
     await refusedWith(r, 415, 'UnsupportedMediaType');
+    const json = await inject(t, { method: 'POST', url: `/api/v4/groups/${g}/gtfs`, headers: admin.auth, payload: { feed: 'x' } });
+    await refusedWith(json, 415, 'UnsupportedMediaType', /application\/zip/);
   });
 
   it('a form with no file, or with two: 422 naming the part', async () => {

@@ -22,6 +22,18 @@ const IMPORT_DESCRIPTION = [
   'Archive limits (configuration): GTFS_MAX_UPLOAD_BYTES (413 `PayloadTooLarge`), GTFS_MAX_UNCOMPRESSED_BYTES, GTFS_MAX_COMPRESSION_RATIO and GTFS_MAX_ENTRIES (413 `GtfsArchiveTooLarge`); a body that is not a zip, an entry with an absolute or `..` path, an encrypted entry: 400 `InvalidGtfsArchive`.',
 ].join('\n\n');
 
+/**
+ * The upload, documented per content type. The body reaches the handler as a stream (raw zip) or
+ * is read by the handler (multipart): the schemas carry no type, as OpenAPI 3.1 writes binary
+ * content, and so accept whatever the parser hands over.
+ */
+const UPLOAD_BODY = {
+  content: {
+    ...Object.fromEntries(ZIP_TYPES.map((t) => [t, { schema: { description: 'The GTFS zip itself (binary).' } }])),
+    'multipart/form-data': { schema: { description: 'A form holding the GTFS zip as its one file part, and optionally a `name` field.' } },
+  },
+};
+
 export async function gtfsRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const ctx = app.ctx;
@@ -46,6 +58,7 @@ export async function gtfsRoutes(fastify: FastifyInstance) {
       {
         params: GroupParams,
         querystring: Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A name for the version (default: the form\'s name field, the file name, or feed_info\'s feed_version).' })) }),
+        body: UPLOAD_BODY,
         response: { 201: GtfsImportResult },
       },
     ),

@@ -8,7 +8,7 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { HttpError, invalid } from '../../platform/http/errors.js';
@@ -29,7 +29,8 @@ export async function receiveUpload(req: FastifyRequest, limit: number): Promise
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   if (!req.isMultipart()) {
-    const path = await spool(req.body as Readable, limit);
+    if (!(req.body instanceof Readable)) throw new HttpError(415, 'UnsupportedMediaType', `Send the GTFS zip as ${ZIP_TYPES.join(', ')}, or as the one file of a multipart/form-data form`);
+    const path = await spool(req.body, limit);
     return { path, name: undefined, discard: () => rm(path, { force: true }) };
   }
   let path: string | undefined;
