@@ -11,7 +11,7 @@
 import { parse, CsvError } from 'csv-parse';
 import type { AppContext } from '../../../platform/context.js';
 import type { Tx } from '../../../platform/db/index.js';
-import { copyLine } from '../../../platform/db/types.js';
+import { copyLine, quoteIdent } from '../../../platform/db/types.js';
 import { objectId } from '../../../platform/ids.js';
 import { requireGroup } from '../../groups/service.js';
 import { publishIn } from '../service.js';
@@ -98,6 +98,11 @@ export async function importGtfs(
         if (tz !== group.timezone) problems.warning({ file: 'agency.txt', line: null, field: 'agency_timezone', code: 'time_zone', message: `agency_timezone ${tz} differs from the group time zone ${group.timezone}: service days are computed in ${group.timezone}`, value: tz });
       }
       if (problems.errors.count > 0) throw problems.refusal();
+      // Fresh statistics: right after a bulk load the planner still thinks the tables are
+      // nearly empty, and picks plans (nested scans of a whole version) that make the reads of
+      // the trips of a date and of a trip's stop times a hundred times slower.
+      const loadedTables = GTFS_FILES.filter((f) => f.table !== null && counts[f.key] !== undefined).map((f) => quoteIdent(f.table!));
+      await tx.exec(`ANALYZE ${loadedTables.join(', ')}`);
 
       const w = problems.warnings;
       const name = o.name?.trim() || state.feedInfo?.['feed_version'] || fallbackName;
