@@ -19,7 +19,10 @@
  */
 import type { Queryable } from '../../platform/db/index.js';
 import { errors } from '../../platform/http/errors.js';
+import { versionInForce } from './publications.js';
 import { formatGtfsTime, gtfsSeconds, isoWeekday, serviceDayStart, serviceInstant } from './time.js';
+
+export { versionInForce };
 
 export interface ScheduledTrip {
   trip_id: string;
@@ -115,43 +118,13 @@ async function groupTimezone(db: Queryable, groupId: string): Promise<string> {
   return rows[0].timezone;
 }
 
-/** The gtfs_id in force on a service date (rule 1 above), or null when nothing was ever published. */
-export async function versionInForce(db: Queryable, groupId: string, serviceDate: string): Promise<string | null> {
-  const rows = await db.query<{ gtfs_id: string }>(
-    `(SELECT p.gtfs_id, 0 AS rank FROM gtfs_publications p JOIN groups g USING (group_id)
-      WHERE p.group_id = $1 AND (p.published_at AT TIME ZONE g.timezone)::date <= $2::date
-      ORDER BY p.published_at DESC, p.publication_id DESC LIMIT 1)
-     UNION ALL
-     (SELECT gtfs_id, 1 AS rank FROM gtfs_publications WHERE group_id = $1 ORDER BY published_at, publication_id LIMIT 1)
-     ORDER BY rank LIMIT 1`,
-    [groupId, serviceDate],
-  );
-  return rows[0]?.gtfs_id ?? null;
-}
-
-interface TripRow {
-  trip_id: string;
-  route_id: string;
-  service_id: string;
-  block_id: string | null;
-  shape_id: string | null;
-  direction_id: number | null;
-  trip_headsign: string | null;
-  trip_short_name: string | null;
-  wheelchair_accessible: number | null;
-  bikes_allowed: number | null;
-  first_stop_id: string;
-  first_stop_sequence: number;
-  first_departure: number;
-  last_stop_id: string;
-  last_stop_sequence: number;
-  last_arrival: number;
-  stop_count: number;
+/** A trip as stored: the fields of ScheduledTrip that do not depend on the instance, and its frequency row. */
+type TripRow = Omit<ScheduledTrip, 'start_time' | 'frequency' | 'first_departure_at' | 'last_arrival_at'> & {
   f_start: number | null;
   f_end: number | null;
   headway_secs: number | null;
   exact_times: number | null;
-}
+};
 
 /**
  * The trips that run on a service date (see the rules at the top of this file).
@@ -180,7 +153,7 @@ export async function tripsOnServiceDate(
        EXCEPT
        SELECT service_id FROM gtfs_calendar_dates WHERE group_id = $1 AND gtfs_id = $2 AND date = $3::date AND exception_type = 2
      )
-     SELECT t.trip_id, t.route_id, t.service_id, t.block_id, t.shape_id, t.direction_id, t.trip_headsign, t.trip_short_name,
+     SELECT t.trip_id, t.route_id, t.service_id, t.block_id, t.shape_id, t.direction_id, t.trip_headsign AS headsign, t.trip_short_name AS short_name,
             t.wheelchair_accessible, t.bikes_allowed, t.first_stop_id, t.first_stop_sequence, t.first_departure,
             t.last_stop_id, t.last_stop_sequence, t.last_arrival, t.stop_count,
             f.start_time AS f_start, f.end_time AS f_end, f.headway_secs, f.exact_times
@@ -208,26 +181,13 @@ export async function tripsOnServiceDate(
 }
 
 function scheduledTrip(r: TripRow, shift: number, frequency: ScheduledTrip['frequency'], dayStartMs: number): ScheduledTrip {
+  const { f_start: _s, f_end: _e, headway_secs: _h, exact_times: _x, ...trip } = r;
   const first = r.first_departure + shift;
   const last = r.last_arrival + shift;
   return {
-    trip_id: r.trip_id,
-    route_id: r.route_id,
-    service_id: r.service_id,
-    block_id: r.block_id,
-    shape_id: r.shape_id,
-    direction_id: r.direction_id,
-    headsign: r.trip_headsign,
-    short_name: r.trip_short_name,
-    wheelchair_accessible: r.wheelchair_accessible,
-    bikes_allowed: r.bikes_allowed,
+    ...trip,
     start_time: formatGtfsTime(first),
     frequency,
-    first_stop_id: r.first_stop_id,
-    first_stop_sequence: r.first_stop_sequence,
-    last_stop_id: r.last_stop_id,
-    last_stop_sequence: r.last_stop_sequence,
-    stop_count: r.stop_count,
     first_departure: first,
     last_arrival: last,
     first_departure_at: serviceInstant(dayStartMs, first)!,

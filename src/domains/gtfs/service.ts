@@ -7,6 +7,7 @@
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
 import { HttpError, errors } from '../../platform/http/errors.js';
+import { publishedGtfsId } from './publications.js';
 import { refreshOrphans } from './rail/service.js';
 import type { CalendarRecord, GtfsVersionRecord } from './schemas.js';
 import { addDays, isoWeekday } from './time.js';
@@ -22,23 +23,18 @@ interface VersionRow {
   warning_count: number;
   feed_info: Record<string, string> | null;
   publication_date: Date | null;
-  current: boolean;
 }
 
 const VERSION_SELECT = `
   SELECT v.gtfs_id, v.name, v.imported_at, v.counts, v.warning_count, v.feed_info,
-         (SELECT max(p.published_at) FROM gtfs_publications p WHERE p.group_id = v.group_id AND p.gtfs_id = v.gtfs_id) AS publication_date,
-         COALESCE(v.gtfs_id = cur.gtfs_id, false) AS current
-  FROM gtfs_versions v
-  LEFT JOIN LATERAL (
-    SELECT gtfs_id FROM gtfs_publications p WHERE p.group_id = v.group_id ORDER BY published_at DESC, publication_id DESC LIMIT 1
-  ) cur ON true`;
+         (SELECT max(p.published_at) FROM gtfs_publications p WHERE p.group_id = v.group_id AND p.gtfs_id = v.gtfs_id) AS publication_date
+  FROM gtfs_versions v`;
 
-function versionRecord(r: VersionRow): GtfsVersionRecord {
+function versionRecord(r: VersionRow, published: string | null): GtfsVersionRecord {
   return {
     id: r.gtfs_id,
     name: r.name,
-    status: r.current ? 'published' : r.publication_date ? 'superseded' : 'imported',
+    status: r.gtfs_id === published ? 'published' : r.publication_date ? 'superseded' : 'imported',
     publication_date: r.publication_date?.toISOString() ?? null,
     imported_at: r.imported_at.toISOString(),
     counts: r.counts,
@@ -49,24 +45,17 @@ function versionRecord(r: VersionRow): GtfsVersionRecord {
 
 export async function listVersions(db: Queryable, groupId: string): Promise<GtfsVersionRecord[]> {
   const rows = await db.query<VersionRow>(`${VERSION_SELECT} WHERE v.group_id = $1 ORDER BY v.imported_at DESC, v.gtfs_id DESC`, [groupId]);
-  return rows.map(versionRecord);
-}
-
-/** The gtfs_id of the version published now, or null before any publication. */
-export async function publishedGtfsId(db: Queryable, groupId: string): Promise<string | null> {
-  const rows = await db.query<{ gtfs_id: string }>(
-    'SELECT gtfs_id FROM gtfs_publications WHERE group_id = $1 ORDER BY published_at DESC, publication_id DESC LIMIT 1',
-    [groupId],
-  );
-  return rows[0]?.gtfs_id ?? null;
+  const published = await publishedGtfsId(db, groupId);
+  return rows.map((r) => versionRecord(r, published));
 }
 
 /** A version of the group by id (or `published`), or null. */
 export async function findVersion(db: Queryable, groupId: string, gtfsId: string): Promise<GtfsVersionRecord | null> {
-  const id = gtfsId === PUBLISHED_ALIAS ? await publishedGtfsId(db, groupId) : gtfsId;
+  const published = await publishedGtfsId(db, groupId);
+  const id = gtfsId === PUBLISHED_ALIAS ? published : gtfsId;
   if (id === null) return null;
   const rows = await db.query<VersionRow>(`${VERSION_SELECT} WHERE v.group_id = $1 AND v.gtfs_id = $2`, [groupId, id]);
-  return rows[0] ? versionRecord(rows[0]) : null;
+  return rows[0] ? versionRecord(rows[0], published) : null;
 }
 
 const gtfsNotFound = (gtfsId: string) => errors.notFound('GtfsNotFound', `GTFS version ${JSON.stringify(gtfsId)} does not exist in this group`);

@@ -7,6 +7,7 @@ import type { Queryable } from '../../../platform/db/index.js';
 import { readCsv } from '../../../platform/csv.js';
 import { errors, invalid, ValidationError, type ValidationIssue } from '../../../platform/http/errors.js';
 import { page } from '../../../platform/http/paging.js';
+import { publishedGtfsId } from '../publications.js';
 import type { CreateRailStationLink, RailStation, RailStationLink } from './schemas.js';
 
 const STATION_COLUMNS = 'station_id, name, code, country, lat, lon';
@@ -107,14 +108,12 @@ interface LinkRow {
   lon: number | null;
 }
 
+/** Links with their station, and the stop's name in the version published now ($2). */
 const LINK_SELECT = `
   SELECT l.stop_id, s.stop_name, l.station_id, l.is_orphan, l.created_at, r.name, r.code, r.country, r.lat, r.lon
   FROM rail_station_links l
   JOIN rail_stations r ON r.station_id = l.station_id
-  LEFT JOIN LATERAL (
-    SELECT gtfs_id FROM gtfs_publications p WHERE p.group_id = l.group_id ORDER BY published_at DESC, publication_id DESC LIMIT 1
-  ) cur ON true
-  LEFT JOIN gtfs_stops s ON s.group_id = l.group_id AND s.gtfs_id = cur.gtfs_id AND s.stop_id = l.stop_id`;
+  LEFT JOIN gtfs_stops s ON s.group_id = l.group_id AND s.gtfs_id = $2 AND s.stop_id = l.stop_id`;
 
 const linkRecord = (r: LinkRow): RailStationLink => ({
   stop_id: r.stop_id,
@@ -126,25 +125,22 @@ const linkRecord = (r: LinkRow): RailStationLink => ({
 });
 
 export async function listLinks(db: Queryable, groupId: string): Promise<RailStationLink[]> {
-  const rows = await db.query<LinkRow>(`${LINK_SELECT} WHERE l.group_id = $1 ORDER BY l.stop_id, l.station_id`, [groupId]);
+  const rows = await db.query<LinkRow>(`${LINK_SELECT} WHERE l.group_id = $1 ORDER BY l.stop_id, l.station_id`, [groupId, await publishedGtfsId(db, groupId)]);
   return rows.map(linkRecord);
 }
 
 export async function createLink(ctx: AppContext, groupId: string, input: CreateRailStationLink): Promise<RailStationLink> {
   const station = await ctx.db.query('SELECT 1 FROM rail_stations WHERE station_id = $1', [input.station_id]);
   if (station.length === 0) throw invalid(['body', 'station_id'], `Rail station ${JSON.stringify(input.station_id)} is not in the referential`, 'value_error', input.station_id);
+  const published = await publishedGtfsId(ctx.db, groupId);
   const rows = await ctx.db.query(
     `INSERT INTO rail_station_links (group_id, stop_id, station_id, is_orphan, created_at)
-     SELECT $1, $2, $3, NOT EXISTS (
-       SELECT 1 FROM gtfs_stops s
-       WHERE s.group_id = $1 AND s.stop_id = $2
-         AND s.gtfs_id = (SELECT gtfs_id FROM gtfs_publications WHERE group_id = $1 ORDER BY published_at DESC, publication_id DESC LIMIT 1)
-     ), $4
+     SELECT $1, $2, $3, NOT EXISTS (SELECT 1 FROM gtfs_stops s WHERE s.group_id = $1 AND s.gtfs_id = $4 AND s.stop_id = $2), $5
      ON CONFLICT DO NOTHING RETURNING 1`,
-    [groupId, input.stop_id, input.station_id, ctx.clock.now()],
+    [groupId, input.stop_id, input.station_id, published, ctx.clock.now()],
   );
   if (rows.length === 0) throw errors.conflict('RailStationLinkExists', `Stop ${JSON.stringify(input.stop_id)} is already linked to station ${JSON.stringify(input.station_id)}`);
-  const created = await ctx.db.query<LinkRow>(`${LINK_SELECT} WHERE l.group_id = $1 AND l.stop_id = $2 AND l.station_id = $3`, [groupId, input.stop_id, input.station_id]);
+  const created = await ctx.db.query<LinkRow>(`${LINK_SELECT} WHERE l.group_id = $1 AND l.stop_id = $3 AND l.station_id = $4`, [groupId, published, input.stop_id, input.station_id]);
   return linkRecord(created[0]!);
 }
 
@@ -154,12 +150,12 @@ export async function deleteLink(ctx: AppContext, groupId: string, stopId: strin
 }
 
 /** At publication: a link is an orphan when its stop is absent from the version published. */
-export async function refreshOrphans(tx: Queryable, groupId: string, publishedGtfsId: string): Promise<void> {
+export async function refreshOrphans(tx: Queryable, groupId: string, gtfsId: string): Promise<void> {
   await tx.query(
     `UPDATE rail_station_links l SET is_orphan = NOT EXISTS (
        SELECT 1 FROM gtfs_stops s WHERE s.group_id = l.group_id AND s.gtfs_id = $2 AND s.stop_id = l.stop_id
      )
      WHERE l.group_id = $1`,
-    [groupId, publishedGtfsId],
+    [groupId, gtfsId],
   );
 }
