@@ -162,6 +162,16 @@ describe('invalid feeds are refused with every error, by file and line, and leav
     expect(json.error_count).toBe(2);
   });
 
+  it('an empty required file; an empty optional file is only a warning', async () => {
+    const json = await refused(minimalZip({ 'routes.txt': '', 'shapes.txt': '' }));
+    expect(json.errors).toEqual([
+      expect.objectContaining({ file: 'routes.txt', line: null, code: 'empty_file' }),
+      // trips.txt names R1, which routes.txt could not define.
+      expect.objectContaining({ file: 'trips.txt', line: 2, code: 'unknown_reference' }),
+    ]);
+    expect(json.warnings).toEqual([expect.objectContaining({ file: 'shapes.txt', line: null, code: 'ignored_file' })]);
+  });
+
   it('a missing required column', async () => {
     const json = await refused(minimalZip({ 'stop_times.txt': 'trip_id,arrival_time,departure_time,stop_id\nT1,08:00:00,08:00:00,S1\n' }));
     expect(json.errors).toEqual([expect.objectContaining({ file: 'stop_times.txt', line: 1, field: 'stop_sequence', code: 'missing_column' })]);

@@ -66,8 +66,12 @@ export async function requireVersion(db: Queryable, groupId: string, gtfsId: str
   return v;
 }
 
-/** Makes the version the group's published GTFS from `at` on, inside the caller's transaction. */
+/**
+ * Makes the version the group's published GTFS from `at` on, inside the caller's transaction.
+ * Publications of a group are serialised (a transaction lock), so "published last" is well defined.
+ */
 export async function publishIn(tx: Queryable, at: Date, groupId: string, gtfsId: string, by: string | null): Promise<Date> {
+  await lockPublications(tx, groupId);
   await tx.query('INSERT INTO gtfs_publications (group_id, gtfs_id, published_at, published_by) VALUES ($1, $2, $3, $4)', [groupId, gtfsId, at, by]);
   await refreshOrphans(tx, groupId, gtfsId);
   return at;
@@ -80,14 +84,17 @@ export async function publishIn(tx: Queryable, at: Date, groupId: string, gtfsId
  */
 export async function publishGtfs(ctx: AppContext, groupId: string, gtfsId: string, by: string | null): Promise<GtfsVersionRecord> {
   await ctx.db.transaction(async (tx) => {
-    // One publication at a time per group, so "published last" is well defined.
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('transit-ops:gtfs-publish:' || $1))", [groupId]);
+    await lockPublications(tx, groupId);
     const exists = await tx.query('SELECT 1 FROM gtfs_versions WHERE group_id = $1 AND gtfs_id = $2', [groupId, gtfsId]);
     if (exists.length === 0) throw gtfsNotFound(gtfsId);
     if ((await publishedGtfsId(tx, groupId)) === gtfsId) return;
     await publishIn(tx, ctx.clock.now(), groupId, gtfsId, by);
   });
   return requireVersion(ctx.db, groupId, gtfsId);
+}
+
+async function lockPublications(tx: Queryable, groupId: string) {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('transit-ops:gtfs-publish:' || $1))", [groupId]);
 }
 
 interface CalendarRow {

@@ -68,6 +68,7 @@ export async function importGtfs(
     const state = newFeedState();
     const counts: Record<string, number> = {};
     const reader = new FileReader(archive, o.onProgress);
+    const rowPrefix = copyLine([groupId, gtfsId]).slice(0, -1) + ',';
 
     return await ctx.db.transaction(async (tx) => {
       await tx.query(
@@ -83,12 +84,11 @@ export async function importGtfs(
           continue;
         }
         let loaded = 0;
-        const prefix = copyLine([groupId, gtfsId]).slice(0, -1) + ',';
         await tx.copyFrom(file.table, ['group_id', 'gtfs_id', ...file.columns], reader.read(file, p, (row) => {
           const values = file.row(row, p, state);
           if (values === null) return null;
           loaded++;
-          return prefix + copyLine(values);
+          return rowPrefix + copyLine(values);
         }));
         counts[file.key] = loaded;
         if (file.deferredKey) await findDuplicates(tx, groupId, gtfsId, file, reader, problems);
@@ -220,9 +220,8 @@ class FileReader {
   }
 
   private empty(file: GtfsFile, p: RowProblems) {
-    p.line = 0;
-    if (file.required) p.error(null, 'empty_file', `${file.name} is empty (it needs at least a header line)`);
-    else p.warning(null, 'ignored_file', `${file.name} is empty; ignored`);
+    if (file.required) p.ofFile('error', 'empty_file', `${file.name} is empty (it needs at least a header line)`);
+    else p.ofFile('warning', 'ignored_file', `${file.name} is empty; ignored`);
   }
 
   private async *counted(name: string, report: boolean): AsyncGenerator<Buffer> {

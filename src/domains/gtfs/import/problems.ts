@@ -90,4 +90,9 @@ export class RowProblems {
     this.sink.warning({ file: this.file, line: this.line, field, code, message, ...(value !== undefined ? { value } : {}) });
     return null;
   }
+
+  /** A problem of the whole file (no line). */
+  ofFile(level: 'error' | 'warning', code: ProblemCode, message: string) {
+    this.sink[level]({ file: this.file, line: null, field: null, code, message });
+  }
 }
