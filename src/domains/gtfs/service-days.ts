@@ -15,12 +15,13 @@
  *    times shifted so the first departure is that start time; the trip itself is only their
  *    template. An instance is identified by trip_id and start_time, as GTFS-Realtime does.
  * 4. Times are seconds since the start of the service day, and instants are "noon of D in the
- *    group's time zone minus 12 h, plus the seconds" (time.ts), right on DST days.
+ *    group's time zone minus 12 h, plus the seconds" (platform/time.ts), right on DST days.
  */
 import type { Queryable } from '../../platform/db/index.js';
 import { errors } from '../../platform/http/errors.js';
 import { versionInForce } from './publications.js';
-import { formatGtfsTime, gtfsSeconds, isoWeekday, serviceDayStart, serviceInstant } from './time.js';
+import { serviceDayStart } from '../../platform/time.js';
+import { atSeconds, formatGtfsTime, gtfsSeconds, isoWeekday } from './time.js';
 
 export { versionInForce };
 
@@ -138,9 +139,9 @@ export async function tripsOnServiceDate(
   o: { gtfsId?: string; tripIds?: readonly string[]; routeIds?: readonly string[] } = {},
 ): Promise<ServiceDay> {
   const timezone = await groupTimezone(db, groupId);
-  const dayStartMs = serviceDayStart(serviceDate, timezone);
+  const dayStart = serviceDayStart(serviceDate, timezone);
   const gtfsId = o.gtfsId ?? (await versionInForce(db, groupId, serviceDate));
-  const day: ServiceDay = { groupId, serviceDate, gtfsId, timezone, dayStart: new Date(dayStartMs), trips: [] };
+  const day: ServiceDay = { groupId, serviceDate, gtfsId, timezone, dayStart, trips: [] };
   if (gtfsId === null) return day;
 
   const rows = await db.query<TripRow>(
@@ -168,19 +169,19 @@ export async function tripsOnServiceDate(
 
   for (const r of rows) {
     if (r.f_start === null) {
-      day.trips.push(scheduledTrip(r, 0, null, dayStartMs));
+      day.trips.push(scheduledTrip(r, 0, null, dayStart));
       continue;
     }
     const frequency = { headway_secs: r.headway_secs!, exact_times: r.exact_times! };
     for (let start = r.f_start; start < r.f_end!; start += r.headway_secs!) {
-      day.trips.push(scheduledTrip(r, start - r.first_departure, frequency, dayStartMs));
+      day.trips.push(scheduledTrip(r, start - r.first_departure, frequency, dayStart));
     }
   }
   day.trips.sort((a, b) => a.first_departure - b.first_departure || (a.trip_id < b.trip_id ? -1 : a.trip_id > b.trip_id ? 1 : 0));
   return day;
 }
 
-function scheduledTrip(r: TripRow, shift: number, frequency: ScheduledTrip['frequency'], dayStartMs: number): ScheduledTrip {
+function scheduledTrip(r: TripRow, shift: number, frequency: ScheduledTrip['frequency'], dayStart: Date): ScheduledTrip {
   const { f_start: _s, f_end: _e, headway_secs: _h, exact_times: _x, ...trip } = r;
   const first = r.first_departure + shift;
   const last = r.last_arrival + shift;
@@ -190,8 +191,8 @@ function scheduledTrip(r: TripRow, shift: number, frequency: ScheduledTrip['freq
     frequency,
     first_departure: first,
     last_arrival: last,
-    first_departure_at: serviceInstant(dayStartMs, first)!,
-    last_arrival_at: serviceInstant(dayStartMs, last)!,
+    first_departure_at: atSeconds(dayStart, first)!,
+    last_arrival_at: atSeconds(dayStart, last)!,
   };
 }
 
@@ -224,11 +225,11 @@ export async function tripStopTimes(
   const start = typeof o.startTime === 'string' ? gtfsSeconds(o.startTime) : o.startTime;
   if (start !== undefined && start < 0) throw new Error(`invalid start time ${String(o.startTime)}`);
   const shift = start === undefined ? 0 : start - rows[0]!.first_departure!;
-  const dayStartMs = serviceDayStart(serviceDate, timezone);
+  const dayStart = serviceDayStart(serviceDate, timezone);
   return rows.map(({ first_departure: _f, ...r }) => {
     const arrival = r.arrival_time === null ? null : r.arrival_time + shift;
     const departure = r.departure_time === null ? null : r.departure_time + shift;
-    return { ...r, arrival_time: arrival, departure_time: departure, arrival_at: serviceInstant(dayStartMs, arrival), departure_at: serviceInstant(dayStartMs, departure) };
+    return { ...r, arrival_time: arrival, departure_time: departure, arrival_at: atSeconds(dayStart, arrival), departure_at: atSeconds(dayStart, departure) };
   });
 }
 

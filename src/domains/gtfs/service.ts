@@ -10,7 +10,8 @@ import { HttpError, errors } from '../../platform/http/errors.js';
 import { publishedGtfsId } from './publications.js';
 import { refreshOrphans } from './rail/service.js';
 import type { CalendarRecord, GtfsVersionRecord } from './schemas.js';
-import { addDays, isoWeekday } from './time.js';
+import { addDays } from '../../platform/time.js';
+import { isoWeekday } from './time.js';
 
 /** The path alias of the version published now. */
 export const PUBLISHED_ALIAS = 'published';

@@ -1,11 +1,9 @@
 /**
- * GTFS times and dates. A time of day is a number of seconds since the start of the service day
- * (25:10:00 = 90600: times past 24:00:00 belong to the service day they start in). An instant is
- * "noon of the service date in the network's time zone, minus 12 h, plus the seconds" (GTFS
- * reference, "Field types: Time"), which is right on the days clocks change: on a day of 23 or
- * 25 hours, midnight is not 12 hours before noon, and noon minus 12 h is what GTFS times count from.
+ * GTFS times and dates as written in the files. A time of day is a number of seconds since the
+ * start of the service day (25:10:00 = 90600: times past 24:00:00 belong to the service day they
+ * start in). The start of a service day, "noon minus 12 h" in the group's time zone, is
+ * platform/time.ts's serviceDayStart.
  */
-import { DateTime } from 'luxon';
 import { isRealDate } from '../../platform/http/params.js';
 
 /**
@@ -53,31 +51,13 @@ export function gtfsDate(text: string): string | null {
   return isRealDate(y, m, d) ? `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}` : null;
 }
 
-/** The instant (epoch milliseconds) a service day's times count from: noon minus 12 h, in the zone. */
-export function serviceDayStart(serviceDate: string, zone: string): number {
-  const noon = DateTime.fromISO(`${serviceDate}T12:00:00`, { zone });
-  if (!noon.isValid) throw new Error(`invalid service date ${serviceDate} or time zone ${zone}: ${noon.invalidExplanation ?? ''}`);
-  return noon.toMillis() - 12 * 3600 * 1000;
-}
-
-/** The instant of a GTFS time on a service date: serviceDayStart + seconds. */
-export function serviceInstant(dayStartMs: number, seconds: number | null): Date | null {
-  return seconds === null ? null : new Date(dayStartMs + seconds * 1000);
+/** The instant `seconds` after the start of a service day (null stays null). */
+export function atSeconds(dayStart: Date, seconds: number | null): Date | null {
+  return seconds === null ? null : new Date(dayStart.getTime() + seconds * 1000);
 }
 
 /** ISO weekday of a YYYY-MM-DD date: 1 = Monday … 7 = Sunday. */
 export function isoWeekday(date: string): number {
   const d = new Date(`${date}T00:00:00Z`).getUTCDay();
   return d === 0 ? 7 : d;
-}
-
-export function addDays(date: string, days: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
-}
-
-/** The date of an instant in a time zone, YYYY-MM-DD. */
-export function dateInZone(at: Date, zone: string): string {
-  return DateTime.fromJSDate(at, { zone }).toISODate()!;
 }

@@ -1,38 +1,39 @@
 /**
- * Keyset paging, the same everywhere (DESIGN 4): `limit` and an opaque `cursor` in the query;
- * the next page's URL in a `Link: <…>; rel="next"` header, so bodies stay the arrays the spec
- * names. The cursor holds the sort key of the last row sent, so pages stay stable under
- * concurrent inserts.
+ * The one way lists that grow without bound are paged (DESIGN 4): `limit` and an opaque `cursor`;
+ * the next page's URL is in a `Link: <…>; rel="next"` header, so bodies stay the arrays the spec
+ * names. Cursors are keyset positions (the sort key of the last row), so a page never repeats or
+ * skips a row that existed when the first page was read, whatever is inserted meanwhile.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalid } from './errors.js';
 
-export function encodeCursor(key: readonly (string | number)[]): string {
+export const DEFAULT_LIMIT = 1000;
+
+export function encodeCursor(key: readonly unknown[]): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
 
-/** The sort key a cursor holds; 422 on the cursor parameter when it is not one of ours. */
-export function decodeCursor(cursor: string, arity: number): (string | number)[] {
+export function decodeCursor(cursor: string | undefined, arity: number): unknown[] | null {
+  if (cursor === undefined) return null;
   try {
     const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(key) && key.length === arity && key.every((k) => typeof k === 'string' || typeof k === 'number')) return key;
+    if (Array.isArray(key) && key.length === arity) return key;
   } catch {
-    // falls through to the error below
+    // fall through
   }
-  throw invalid(['query', 'cursor'], 'Invalid cursor: use the one of the Link header of the previous page', 'value_error', cursor);
+  throw invalid(['query', 'cursor'], 'Not a cursor of this list: use the URL of the Link header as given', 'value_error', cursor);
 }
 
-/** Sets the Link rel="next" header when there is a next page (same path and parameters, the new cursor). */
-export function setNextLink(req: FastifyRequest, reply: FastifyReply, nextKey: readonly (string | number)[] | null) {
-  if (nextKey === null) return;
-  const url = new URL(req.originalUrl, 'http://x');
-  url.searchParams.set('cursor', encodeCursor(nextKey));
+/**
+ * Sets the Link header when the page is full. Fetch `limit + 1` rows: when there is one more, the
+ * page is cut at `limit` and the next cursor is the key of its last row.
+ */
+export function page<T>(req: FastifyRequest, reply: FastifyReply, rows: T[], limit: number, keyOf: (row: T) => readonly unknown[]): T[] {
+  if (rows.length <= limit) return rows;
+  const pageRows = rows.slice(0, limit);
+  const url = new URL(req.originalUrl ?? req.url, 'http://local');
+  url.searchParams.set('cursor', encodeCursor(keyOf(pageRows[pageRows.length - 1]!)));
+  url.searchParams.set('limit', String(limit));
   reply.header('link', `<${url.pathname}${url.search}>; rel="next"`);
-}
-
-/** Rows fetched with LIMIT n + 1: the page, and the key of its last row when more follow. */
-export function page<T>(rows: T[], limit: number, key: (row: T) => (string | number)[]): { items: T[]; next: (string | number)[] | null } {
-  if (rows.length <= limit) return { items: rows, next: null };
-  const items = rows.slice(0, limit);
-  return { items, next: key(items[items.length - 1]!) };
+  return pageRows;
 }

@@ -2,17 +2,25 @@
  * Parameter schemas shared by every domain, each format defined once (spec: Limits).
  * Calendar validity (no 2024-02-30) is checked by ajv formats registered in app.ts.
  */
-import { Type, type TSchema, type TUnsafe } from 'typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 
 export function StringEnum<const T extends readonly string[]>(values: T, o: { description?: string; default?: T[number] } = {}): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...o });
 }
 
 /**
- * T or null. Null comes first: the app's ajv coerces types, and tried first, T would turn a null
- * into '' (a string), 0 or false before the null branch is reached.
+ * `T | null`. A primitive schema becomes one schema with a type list ({type: ["integer","null"]}):
+ * with ajv's type coercion, a union would coerce a body's null into its first branch (0, "",
+ * false) and keep it. Other schemas stay a union.
  */
-export const Nullable = <T extends TSchema>(t: T) => Type.Union([Type.Null(), t]);
+export function Nullable<T extends TSchema>(t: T): TUnsafe<Static<T> | null> {
+  const type = (t as { type?: unknown }).type;
+  if (typeof type === 'string' && ['string', 'integer', 'number', 'boolean'].includes(type)) {
+    const enumValues = (t as { enum?: unknown[] }).enum;
+    return Type.Unsafe<Static<T> | null>({ ...t, type: [type, 'null'], ...(enumValues ? { enum: [...enumValues, null] } : {}) });
+  }
+  return Type.Unsafe<Static<T> | null>(Type.Union([t, Type.Null()]));
+}
 
 export const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ADMIN, ALL_ROLES, groupRoles, publicAccess } from '../../../platform/http/access.js';
 import { GroupId, GroupParams } from '../../../platform/http/params.js';
-import { decodeCursor, setNextLink } from '../../../platform/http/paging.js';
+import { DEFAULT_LIMIT, decodeCursor, page } from '../../../platform/http/paging.js';
 import { Paging } from '../../../platform/http/periods.js';
 import { INTERNAL, PUBLIC, op } from '../../../platform/http/route.js';
 import { CreateRailStationLink, RailStation, RailStationLink, StationId } from './schemas.js';
@@ -28,10 +28,9 @@ export async function railRoutes(fastify: FastifyInstance) {
       },
     ),
   }, async (req, reply) => {
-    const limit = req.query.limit ?? 1000;
-    const { items, next } = await searchStations(ctx.db, { q: req.query.q, limit, after: req.query.cursor ? decodeCursor(req.query.cursor, 2) : undefined });
-    setNextLink(req, reply, next);
-    return items;
+    const limit = req.query.limit ?? DEFAULT_LIMIT;
+    const rows = await searchStations(ctx.db, { q: req.query.q, limit, after: decodeCursor(req.query.cursor, 2) });
+    return page(req, reply, rows, limit, (s) => [s.name, s.station_id]);
   });
 
   app.get('/rail-stations/:station_id', {

@@ -6,16 +6,18 @@ import type { AppContext } from '../../../platform/context.js';
 import type { Queryable } from '../../../platform/db/index.js';
 import { readCsv } from '../../../platform/csv.js';
 import { errors, invalid, ValidationError, type ValidationIssue } from '../../../platform/http/errors.js';
-import { page } from '../../../platform/http/paging.js';
 import { publishedGtfsId } from '../publications.js';
 import type { CreateRailStationLink, RailStation, RailStationLink } from './schemas.js';
 
 const STATION_COLUMNS = 'station_id, name, code, country, lat, lon';
 
-/** Stations whose name contains `q` or whose code is `q` (case-insensitive), by name; keyset-paged. */
-export async function searchStations(db: Queryable, o: { q?: string | undefined; limit: number; after?: (string | number)[] | undefined }) {
+/**
+ * Stations whose name contains `q` or whose code is `q` (case-insensitive), by name, from after
+ * the key `after` ([name, station_id]); `limit + 1` rows, for keyset paging (platform/http/paging).
+ */
+export async function searchStations(db: Queryable, o: { q?: string | undefined; limit: number; after: unknown[] | null }): Promise<RailStation[]> {
   const pattern = o.q === undefined ? null : `%${o.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const rows = await db.query<RailStation>(
+  return db.query<RailStation>(
     `SELECT ${STATION_COLUMNS} FROM rail_stations
      WHERE ($1::text IS NULL OR name ILIKE $1 OR lower(code) = lower($2))
        AND ($3::text IS NULL OR (name, station_id) > ($3, $4))
@@ -23,7 +25,6 @@ export async function searchStations(db: Queryable, o: { q?: string | undefined;
      LIMIT $5`,
     [pattern, o.q ?? null, o.after?.[0] ?? null, o.after?.[1] ?? null, o.limit + 1],
   );
-  return page(rows, o.limit, (s) => [s.name, s.station_id]);
 }
 
 export async function getStation(db: Queryable, stationId: string): Promise<RailStation> {

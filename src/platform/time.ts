@@ -1,0 +1,43 @@
+/**
+ * Service dates and instants in a group's time zone. A GTFS service day starts at "noon minus
+ * 12 h" local time (the GTFS reference), which is local midnight except on DST change days.
+ */
+import { DateTime } from 'luxon';
+import { invalid } from './http/errors.js';
+import { isoDate } from './http/params.js';
+
+export function serviceDayStart(date: string, timezone: string): Date {
+  return DateTime.fromISO(isoDate(date), { zone: timezone }).set({ hour: 12 }).minus({ hours: 12 }).toJSDate();
+}
+
+/** The instant of a time of the service day given in seconds since its start (may pass 24 h). */
+export function instantOf(date: string, seconds: number, timezone: string): Date {
+  return new Date(serviceDayStart(date, timezone).getTime() + seconds * 1000);
+}
+
+/** The service date (YYYY-MM-DD) of an instant, by local calendar date in the zone. */
+export function localDate(at: Date, timezone: string): string {
+  return DateTime.fromJSDate(at, { zone: timezone }).toISODate()!;
+}
+
+export function addDays(date: string, days: number): string {
+  return DateTime.fromISO(isoDate(date), { zone: 'UTC' }).plus({ days }).toISODate()!;
+}
+
+export interface Period {
+  start: string;
+  end: string;
+  /** Instants bounding the period: start of the first service day, start of the day after the last. */
+  from: Date;
+  until: Date;
+}
+
+/** A period of service dates, both inclusive, checked against a maximum span (422 otherwise). */
+export function period(startDate: string, endDate: string, timezone: string, maxDays: number): Period {
+  const start = isoDate(startDate);
+  const end = isoDate(endDate);
+  if (end < start) throw invalid(['query', 'end_date'], 'end_date is before start_date', 'value_error', endDate);
+  const days = DateTime.fromISO(end).diff(DateTime.fromISO(start), 'days').days + 1;
+  if (days > maxDays) throw invalid(['query', 'end_date'], `The period spans ${days} days; at most ${maxDays}`, 'value_error', endDate);
+  return { start, end, from: serviceDayStart(start, timezone), until: serviceDayStart(addDays(end, 1), timezone) };
+}
