@@ -2,7 +2,7 @@
  * Hostile uploads: each refused with a clear 4xx, no data left in the database, and no
  * temporary file left on disk.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -33,6 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await small?.close();
+  rmSync(spoolDir, { recursive: true, force: true });
 });
 afterEach(async () => {
   expect(readdirSync(spoolDir), 'temporary upload files left behind').toEqual([]);
