@@ -50,6 +50,21 @@ export interface Config {
   /** Sent as `Authorization: Bearer <token>` to the webhook when set. */
   smsWebhookToken: string | undefined;
   smsWebhookTimeoutMs: number;
+  /** Limits of a GTFS upload and of the zip archive it carries (a zip bomb stops at these). */
+  gtfs: GtfsLimits;
+}
+
+export interface GtfsLimits {
+  /** Size of the uploaded archive, in bytes (413 above). */
+  maxUploadBytes: number;
+  /** Sum of the uncompressed sizes of the files read from the archive, in bytes. */
+  maxUncompressedBytes: number;
+  /** Entries (files and folders) in the archive. */
+  maxEntries: number;
+  /** Uncompressed size over compressed size of one entry (text compresses 5 to 20 times). */
+  maxCompressionRatio: number;
+  /** Errors and warnings listed in an import answer (the totals are always given). */
+  maxListedProblems: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -80,6 +95,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smsWebhookUrl: r.url('SMS_WEBHOOK_URL', { protocols: ['http:', 'https:'] }),
     smsWebhookToken: r.str('SMS_WEBHOOK_TOKEN'),
     smsWebhookTimeoutMs: r.int('SMS_WEBHOOK_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
+    gtfs: {
+      maxUploadBytes: r.int('GTFS_MAX_UPLOAD_BYTES', { default: 512 * 1024 * 1024, min: 1024 }),
+      maxUncompressedBytes: r.int('GTFS_MAX_UNCOMPRESSED_BYTES', { default: 4 * 1024 * 1024 * 1024, min: 1024 }),
+      maxEntries: r.int('GTFS_MAX_ENTRIES', { default: 100, min: 1 }),
+      maxCompressionRatio: r.int('GTFS_MAX_COMPRESSION_RATIO', { default: 200, min: 1 }),
+      maxListedProblems: r.int('GTFS_MAX_LISTED_PROBLEMS', { default: 100, min: 1, max: 10_000 }),
+    },
   };
   if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) r.problem('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');
   if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {

@@ -8,6 +8,12 @@ import type { AppContext } from './platform/context.js';
 import { describeDatabase, openDatabase, type Db } from './platform/db/index.js';
 import { migrate } from './platform/db/migrate.js';
 import { bootstrapSuperuser, createUser } from './domains/users/service.js';
+import { importGtfs } from './domains/gtfs/import/importer.js';
+import { importStations } from './domains/gtfs/rail/service.js';
+import { listVersions, publishGtfs } from './domains/gtfs/service.js';
+import { HttpError, ValidationError } from './platform/http/errors.js';
+import { readFile } from 'node:fs/promises';
+import cliProgress from 'cli-progress';
 import pino from 'pino';
 
 const program = new Command('transit-ops')
@@ -111,7 +117,77 @@ user
     });
   });
 
+const gtfs = program.command('gtfs').description('GTFS versions of a group (the scheduled side)');
+gtfs
+  .command('import')
+  .description('import a GTFS zip as a new version of the group (one transaction: a refused feed leaves nothing)')
+  .requiredOption('--group <group_id>', 'the group')
+  .option('--name <name>', 'a name for the version (default: feed_info feed_version, or the date)')
+  .option('--publish', 'publish the version in the same transaction')
+  .argument('<file.zip>', 'the GTFS feed')
+  .action(async (file: string, o: { group: string; name?: string; publish?: boolean }) => {
+    await withDatabase(async (db, c) => {
+      const bar = new cliProgress.SingleBar(
+        { format: '{bar} {percentage}% | {file} | {rows} rows, {speed} rows/s | {duration_formatted}', stream: process.stderr, hideCursor: true, etaBuffer: 50 },
+        cliProgress.Presets.shades_classic,
+      );
+      const started = Date.now();
+      bar.start(1, 0, { file: '', rows: 0, speed: 0 });
+      let result;
+      try {
+        result = await importGtfs(cliContext(c, db), o.group, file, {
+          name: o.name,
+          publish: o.publish ?? false,
+          onProgress: (p) => {
+            bar.setTotal(p.totalBytes);
+            bar.update(p.bytes, { file: p.file, rows: p.rows, speed: Math.round(p.rows / Math.max(0.001, (Date.now() - started) / 1000)) });
+          },
+        });
+        bar.update(bar.getTotal());
+      } finally {
+        bar.stop();
+      }
+      console.log(JSON.stringify(result, null, 2));
+    });
+  });
+gtfs
+  .command('publish')
+  .description('make a version the group\'s published GTFS from now on')
+  .requiredOption('--group <group_id>', 'the group')
+  .argument('<gtfs_id>', 'the version, as listed by `transit-ops gtfs list`')
+  .action(async (gtfsId: string, o: { group: string }) => {
+    await withDatabase(async (db, c) => console.log(JSON.stringify(await publishGtfs(cliContext(c, db), o.group, gtfsId, null), null, 2)));
+  });
+gtfs
+  .command('list')
+  .description('the GTFS versions of a group, latest import first')
+  .requiredOption('--group <group_id>', 'the group')
+  .action(async (o: { group: string }) => {
+    await withDatabase(async (db) => console.log(JSON.stringify(await listVersions(db, o.group), null, 2)));
+  });
+
+program
+  .command('rail-stations')
+  .description('the rail-station referential (open data, shared by every group)')
+  .command('import')
+  .description('insert or update stations from a CSV file (`;` separator, header: station_id or id; name; code or uic; country; lat or latitude; lon or longitude)')
+  .argument('<file.csv>', 'the referential')
+  .action(async (file: string) => {
+    const text = await readFile(file);
+    await withDatabase(async (db, c) => console.log(JSON.stringify(await importStations(cliContext(c, db), text))));
+  });
+
 class UsageError extends Error {}
+
+/** Errors the services raise for bad input: their message, and the list they carry. */
+function explain(err: HttpError | ValidationError): string {
+  if (err instanceof ValidationError) return ['the input is refused:', ...err.issues.map((i) => `  ${i.loc.join(':')}: ${i.msg}`)].join('\n');
+  const listed = (err.extra['errors'] as { file: string; line: number | null; field: string | null; message: string }[] | undefined) ?? [];
+  const lines = listed.map((e) => `  ${e.file}${e.line ? `:${e.line}` : ''}${e.field ? ` ${e.field}` : ''}: ${e.message}`);
+  const total = err.extra['error_count'] as number | undefined;
+  if (total !== undefined && total > listed.length) lines.push(`  … and ${total - listed.length} more`);
+  return [err.message, ...lines].join('\n');
+}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -123,6 +199,10 @@ program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof UsageError) {
     console.error(`transit-ops: ${err.message}`);
     process.exit(2);
+  }
+  if (err instanceof HttpError || err instanceof ValidationError) {
+    console.error(`transit-ops: ${explain(err)}`);
+    process.exit(1);
   }
   console.error(err);
   process.exit(1);

@@ -5,6 +5,8 @@ import { dutyRoutes } from './duties/routes.js';
 import { fleetRoutes } from './fleet/routes.js';
 import { groupRoutes } from './groups/routes.js';
 import { gtfsRoutes } from './gtfs/routes.js';
+import { onDemandRoutes } from './gtfs/on-demand/routes.js';
+import { railRoutes } from './gtfs/rail/routes.js';
 import { movementRoutes } from './movements/routes.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { planningRoutes } from './planning/routes.js';
@@ -17,7 +19,7 @@ type Plugin = (app: FastifyInstance) => Promise<void>;
 
 /** Each domain is a Fastify plugin registered under /api/v4 (the other versions are rewritten to it). */
 export const apiDomains: readonly Plugin[] = [
-  authRoutes, groupRoutes, userRoutes, gtfsRoutes, fleetRoutes, planningRoutes, ratingRoutes,
+  authRoutes, groupRoutes, userRoutes, gtfsRoutes, onDemandRoutes, railRoutes, fleetRoutes, planningRoutes, ratingRoutes,
   notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes,
 ];
 

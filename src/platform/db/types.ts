@@ -47,12 +47,19 @@ export function copyColumns(columns: readonly string[]): string {
   return `(${columns.map(quoteIdent).join(', ')})`;
 }
 
-/** Quotes a value for a CSV line read by COPY … (FORMAT csv): null → empty unquoted field. */
+/**
+ * A value for a CSV line read by COPY … (FORMAT csv): null → empty unquoted field; a text is
+ * quoted only when it must be (empty, or holding a quote, comma or line break, or `\.`), which
+ * keeps bulk loads of millions of rows cheap.
+ */
 export function copyField(v: unknown): string {
   if (v === null || v === undefined) return '';
-  const s = v instanceof Date ? v.toISOString() : Array.isArray(v) ? pgArrayLiteral(v) : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return `"${s.replace(/"/g, '""')}"`;
+  if (typeof v === 'number') return String(v);
+  const s = typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : Array.isArray(v) ? pgArrayLiteral(v) : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return s === '' || s === '\\.' || NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
+
+const NEEDS_QUOTES = /[",\r\n]/;
 
 function pgArrayLiteral(values: unknown[]): string {
   return `{${values.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;

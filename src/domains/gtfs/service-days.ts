@@ -1,0 +1,264 @@
+/**
+ * The scheduled reference, as the other domains read it (planning checks, trips of a date,
+ * tracking, exports, GTFS-Realtime, SIRI). One question above all: which trips run on service
+ * date D in group G?
+ *
+ * 1. The GTFS version in force on D (`versionInForce`): of the group's publications, the one
+ *    made last on or before D, dates of publication taken in the group's time zone (a version
+ *    published during D is in force for the whole of D). Before the first publication, the first
+ *    published version (it is the only reference there is for those dates). No publication: none.
+ * 2. The services running on D: calendar.txt rows whose date range holds D and whose weekday
+ *    column of D is 1, plus calendar_dates.txt additions (exception_type 1) on D, minus its
+ *    removals (exception_type 2) on D.
+ * 3. Their trips that have stop times. A trip with frequencies.txt rows runs once per start
+ *    time `start_time + k × headway_secs < end_time` of each row (GTFS reference), its stop
+ *    times shifted so the first departure is that start time; the trip itself is only their
+ *    template. An instance is identified by trip_id and start_time, as GTFS-Realtime does.
+ * 4. Times are seconds since the start of the service day, and instants are "noon of D in the
+ *    group's time zone minus 12 h, plus the seconds" (platform/time.ts), right on DST days.
+ */
+import type { Queryable } from '../../platform/db/index.js';
+import { errors } from '../../platform/http/errors.js';
+import { versionInForce } from './publications.js';
+import { serviceDayStart } from '../../platform/time.js';
+import { atSeconds, formatGtfsTime, gtfsSeconds, isoWeekday } from './time.js';
+
+export { versionInForce };
+
+export interface ScheduledTrip {
+  trip_id: string;
+  route_id: string;
+  service_id: string;
+  block_id: string | null;
+  shape_id: string | null;
+  direction_id: number | null;
+  headsign: string | null;
+  short_name: string | null;
+  wheelchair_accessible: number | null;
+  bikes_allowed: number | null;
+  /** HH:MM:SS of the first departure: with trip_id, identifies a frequency instance (GTFS-Realtime). */
+  start_time: string;
+  /** The frequencies.txt row an instance comes from; null for a trip of the timetable. */
+  frequency: { headway_secs: number; exact_times: number } | null;
+  first_stop_id: string;
+  first_stop_sequence: number;
+  last_stop_id: string;
+  last_stop_sequence: number;
+  stop_count: number;
+  /** Seconds since the start of the service day. */
+  first_departure: number;
+  last_arrival: number;
+  first_departure_at: Date;
+  last_arrival_at: Date;
+}
+
+export interface ServiceDay {
+  groupId: string;
+  serviceDate: string;
+  /** The version in force on the date; null when the group has published no GTFS. */
+  gtfsId: string | null;
+  timezone: string;
+  /** Instant the service day's times count from (noon minus 12 h). */
+  dayStart: Date;
+  /** Ordered by first departure, then trip_id. */
+  trips: ScheduledTrip[];
+}
+
+export interface ScheduledStopTime {
+  stop_id: string;
+  stop_sequence: number;
+  stop_name: string | null;
+  stop_lat: number | null;
+  stop_lon: number | null;
+  stop_headsign: string | null;
+  /** Seconds since the start of the service day; null where the feed gives no time (no interpolation). */
+  arrival_time: number | null;
+  departure_time: number | null;
+  arrival_at: Date | null;
+  departure_at: Date | null;
+  pickup_type: number | null;
+  drop_off_type: number | null;
+  timepoint: number | null;
+  shape_dist_traveled: number | null;
+}
+
+export interface ShapePoint {
+  sequence: number;
+  lat: number;
+  lon: number;
+  dist_traveled: number | null;
+}
+
+export interface RouteInfo {
+  route_id: string;
+  agency_id: string | null;
+  short_name: string | null;
+  long_name: string | null;
+  description: string | null;
+  type: number;
+  color: string | null;
+  text_color: string | null;
+  sort_order: number | null;
+}
+
+export interface StopInfo {
+  stop_id: string;
+  code: string | null;
+  name: string | null;
+  lat: number | null;
+  lon: number | null;
+  location_type: number | null;
+  parent_station: string | null;
+  wheelchair_boarding: number | null;
+  platform_code: string | null;
+}
+
+async function groupTimezone(db: Queryable, groupId: string): Promise<string> {
+  const rows = await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]);
+  if (!rows[0]) throw errors.groupNotFound(groupId);
+  return rows[0].timezone;
+}
+
+/** A trip as stored: the fields of ScheduledTrip that do not depend on the instance, and its frequency row. */
+type TripRow = Omit<ScheduledTrip, 'start_time' | 'frequency' | 'first_departure_at' | 'last_arrival_at'> & {
+  f_start: number | null;
+  f_end: number | null;
+  headway_secs: number | null;
+  exact_times: number | null;
+};
+
+/**
+ * The trips that run on a service date (see the rules at the top of this file).
+ * `gtfsId` reads a given version instead of the one in force (to check a version before
+ * publishing it); `tripIds` and `routeIds` narrow the answer.
+ */
+export async function tripsOnServiceDate(
+  db: Queryable,
+  groupId: string,
+  serviceDate: string,
+  o: { gtfsId?: string; tripIds?: readonly string[]; routeIds?: readonly string[] } = {},
+): Promise<ServiceDay> {
+  const timezone = await groupTimezone(db, groupId);
+  const dayStart = serviceDayStart(serviceDate, timezone);
+  const gtfsId = o.gtfsId ?? (await versionInForce(db, groupId, serviceDate));
+  const day: ServiceDay = { groupId, serviceDate, gtfsId, timezone, dayStart, trips: [] };
+  if (gtfsId === null) return day;
+
+  const rows = await db.query<TripRow>(
+    `WITH running AS (
+       SELECT service_id FROM gtfs_calendars
+       WHERE group_id = $1 AND gtfs_id = $2 AND start_date <= $3::date AND end_date >= $3::date
+         AND (ARRAY[monday, tuesday, wednesday, thursday, friday, saturday, sunday])[$4::int]
+       UNION
+       SELECT service_id FROM gtfs_calendar_dates WHERE group_id = $1 AND gtfs_id = $2 AND date = $3::date AND exception_type = 1
+       EXCEPT
+       SELECT service_id FROM gtfs_calendar_dates WHERE group_id = $1 AND gtfs_id = $2 AND date = $3::date AND exception_type = 2
+     )
+     SELECT t.trip_id, t.route_id, t.service_id, t.block_id, t.shape_id, t.direction_id, t.trip_headsign AS headsign, t.trip_short_name AS short_name,
+            t.wheelchair_accessible, t.bikes_allowed, t.first_stop_id, t.first_stop_sequence, t.first_departure,
+            t.last_stop_id, t.last_stop_sequence, t.last_arrival, t.stop_count,
+            f.start_time AS f_start, f.end_time AS f_end, f.headway_secs, f.exact_times
+     FROM running r
+     JOIN gtfs_trips t ON t.group_id = $1 AND t.gtfs_id = $2 AND t.service_id = r.service_id
+     LEFT JOIN gtfs_frequencies f ON f.group_id = $1 AND f.gtfs_id = $2 AND f.trip_id = t.trip_id
+     WHERE t.stop_count > 0
+       AND ($5::text[] IS NULL OR t.trip_id = ANY($5::text[]))
+       AND ($6::text[] IS NULL OR t.route_id = ANY($6::text[]))`,
+    [groupId, gtfsId, serviceDate, isoWeekday(serviceDate), o.tripIds ? [...o.tripIds] : null, o.routeIds ? [...o.routeIds] : null],
+  );
+
+  for (const r of rows) {
+    if (r.f_start === null) {
+      day.trips.push(scheduledTrip(r, 0, null, dayStart));
+      continue;
+    }
+    const frequency = { headway_secs: r.headway_secs!, exact_times: r.exact_times! };
+    for (let start = r.f_start; start < r.f_end!; start += r.headway_secs!) {
+      day.trips.push(scheduledTrip(r, start - r.first_departure, frequency, dayStart));
+    }
+  }
+  day.trips.sort((a, b) => a.first_departure - b.first_departure || (a.trip_id < b.trip_id ? -1 : a.trip_id > b.trip_id ? 1 : 0));
+  return day;
+}
+
+function scheduledTrip(r: TripRow, shift: number, frequency: ScheduledTrip['frequency'], dayStart: Date): ScheduledTrip {
+  const { f_start: _s, f_end: _e, headway_secs: _h, exact_times: _x, ...trip } = r;
+  const first = r.first_departure + shift;
+  const last = r.last_arrival + shift;
+  return {
+    ...trip,
+    start_time: formatGtfsTime(first),
+    frequency,
+    first_departure: first,
+    last_arrival: last,
+    first_departure_at: atSeconds(dayStart, first)!,
+    last_arrival_at: atSeconds(dayStart, last)!,
+  };
+}
+
+/**
+ * The stop times of one trip on a service date, with stop names and positions, ordered by
+ * stop_sequence. For a frequency instance give its `startTime` (HH:MM:SS or seconds): times are
+ * shifted so the first departure is that start time. Empty when the version has no such trip.
+ */
+export async function tripStopTimes(
+  db: Queryable,
+  groupId: string,
+  serviceDate: string,
+  tripId: string,
+  o: { gtfsId?: string; startTime?: string | number } = {},
+): Promise<ScheduledStopTime[]> {
+  const timezone = await groupTimezone(db, groupId);
+  const gtfsId = o.gtfsId ?? (await versionInForce(db, groupId, serviceDate));
+  if (gtfsId === null) return [];
+  const rows = await db.query<Omit<ScheduledStopTime, 'arrival_at' | 'departure_at'> & { first_departure: number | null }>(
+    `SELECT st.stop_id, st.stop_sequence, s.stop_name, s.stop_lat, s.stop_lon, st.stop_headsign, st.arrival_time, st.departure_time,
+            st.pickup_type, st.drop_off_type, st.timepoint, st.shape_dist_traveled, t.first_departure
+     FROM gtfs_stop_times st
+     JOIN gtfs_trips t ON t.group_id = st.group_id AND t.gtfs_id = st.gtfs_id AND t.trip_id = st.trip_id
+     LEFT JOIN gtfs_stops s ON s.group_id = st.group_id AND s.gtfs_id = st.gtfs_id AND s.stop_id = st.stop_id
+     WHERE st.group_id = $1 AND st.gtfs_id = $2 AND st.trip_id = $3
+     ORDER BY st.stop_sequence`,
+    [groupId, gtfsId, tripId],
+  );
+  if (rows.length === 0) return [];
+  const start = typeof o.startTime === 'string' ? gtfsSeconds(o.startTime) : o.startTime;
+  if (start !== undefined && start < 0) throw new Error(`invalid start time ${String(o.startTime)}`);
+  const shift = start === undefined ? 0 : start - rows[0]!.first_departure!;
+  const dayStart = serviceDayStart(serviceDate, timezone);
+  return rows.map(({ first_departure: _f, ...r }) => {
+    const arrival = r.arrival_time === null ? null : r.arrival_time + shift;
+    const departure = r.departure_time === null ? null : r.departure_time + shift;
+    return { ...r, arrival_time: arrival, departure_time: departure, arrival_at: atSeconds(dayStart, arrival), departure_at: atSeconds(dayStart, departure) };
+  });
+}
+
+/** The points of a shape, in order (for kilometres: cheap-ruler over lon/lat). */
+export async function tripShape(db: Queryable, groupId: string, gtfsId: string, shapeId: string): Promise<ShapePoint[]> {
+  return db.query<ShapePoint>(
+    `SELECT shape_pt_sequence AS sequence, shape_pt_lat AS lat, shape_pt_lon AS lon, shape_dist_traveled AS dist_traveled
+     FROM gtfs_shapes WHERE group_id = $1 AND gtfs_id = $2 AND shape_id = $3 ORDER BY shape_pt_sequence`,
+    [groupId, gtfsId, shapeId],
+  );
+}
+
+/** Routes of a version (all, or those named). */
+export async function routesOf(db: Queryable, groupId: string, gtfsId: string, routeIds?: readonly string[]): Promise<RouteInfo[]> {
+  return db.query<RouteInfo>(
+    `SELECT route_id, agency_id, route_short_name AS short_name, route_long_name AS long_name, route_desc AS description, route_type AS type,
+            route_color AS color, route_text_color AS text_color, route_sort_order AS sort_order
+     FROM gtfs_routes WHERE group_id = $1 AND gtfs_id = $2 AND ($3::text[] IS NULL OR route_id = ANY($3::text[]))
+     ORDER BY route_sort_order NULLS LAST, route_id`,
+    [groupId, gtfsId, routeIds ? [...routeIds] : null],
+  );
+}
+
+/** Stops of a version (all, or those named). */
+export async function stopsOf(db: Queryable, groupId: string, gtfsId: string, stopIds?: readonly string[]): Promise<StopInfo[]> {
+  return db.query<StopInfo>(
+    `SELECT stop_id, stop_code AS code, stop_name AS name, stop_lat AS lat, stop_lon AS lon, location_type, parent_station, wheelchair_boarding, platform_code
+     FROM gtfs_stops WHERE group_id = $1 AND gtfs_id = $2 AND ($3::text[] IS NULL OR stop_id = ANY($3::text[]))
+     ORDER BY stop_id`,
+    [groupId, gtfsId, stopIds ? [...stopIds] : null],
+  );
+}
