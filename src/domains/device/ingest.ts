@@ -9,6 +9,7 @@ import { Compile } from 'typebox/compile';
 import type { AppContext } from '../../platform/context.js';
 import type { Tx } from '../../platform/db/index.js';
 import { objectId } from '../../platform/ids.js';
+import { gtfsSeconds } from '../gtfs/time.js';
 import { appendHistory, type HistoryEventInput } from './history.js';
 import { publishLive } from './live.js';
 import {
@@ -43,11 +44,7 @@ interface Valid {
 }
 
 /** Seconds since the start of the service day, from HH:MM:SS (may pass 24:00:00). */
-export function secondsOf(hms: string | undefined): number | null {
-  if (hms === undefined) return null;
-  const [h, m, s] = hms.split(':').map(Number) as [number, number, number];
-  return h * 3600 + m * 60 + s;
-}
+const secondsOf = (hms: string | undefined): number | null => (hms === undefined ? null : gtfsSeconds(hms));
 
 function check(raw: unknown, index: number): Valid | Rejection {
   const obj = raw as Record<string, unknown>;

@@ -13,6 +13,7 @@ import { objectId } from '../../platform/ids.js';
 import { period } from '../../platform/time.js';
 import { lastIdOfSecond, reconstruct, type ReconstructedState } from '../device/history.js';
 import type { DutyRecord } from '../device/schemas.js';
+import { formatGtfsTime } from '../gtfs/time.js';
 import type { DangerZoneBody, DangerZonePatch, DangerZoneRecord, TripEventRecord } from './schemas.js';
 
 /** The longest period a non-paged read covers, and the span of paged ones. */
@@ -40,11 +41,7 @@ interface DutyRow {
 
 const DUTY_COLUMNS = 'du.duty_id, du.device_id, du.driver_id, du.vehicle_id, du.signed_on_at, du.signed_off_at, du.end_reason, du.sign_on, du.sign_off, du.non_commercial_km';
 
-export function hms(seconds: number | null): string | null {
-  if (seconds === null) return null;
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${p(Math.floor(seconds / 3600))}:${p(Math.floor((seconds % 3600) / 60))}:${p(seconds % 60)}`;
-}
+const hms = (seconds: number | null) => (seconds === null ? null : formatGtfsTime(seconds));
 
 interface RunRow {
   device_id: string;

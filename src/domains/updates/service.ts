@@ -1,0 +1,258 @@
+/** Trip updates: recording (idempotent by the client's id), ending early, removing, searching. */
+import { createHash } from 'node:crypto';
+import type { AppContext } from '../../platform/context.js';
+import type { Queryable } from '../../platform/db/index.js';
+import type { GroupScope } from '../../platform/http/access.js';
+import { errors, invalid, ValidationError, type ValidationIssue } from '../../platform/http/errors.js';
+import { isoDate } from '../../platform/http/params.js';
+import { localDate, period } from '../../platform/time.js';
+import { routesOf, tripStopTimes, tripsOnServiceDate, versionInForce } from '../gtfs/service-days.js';
+import { formatGtfsTime, gtfsSeconds } from '../gtfs/time.js';
+import { concerns, emptyOverlay, overlayTrip, resolveStop, type TripOverlay } from './overlay.js';
+import type { PutTripUpdateBody, StopRef, TripUpdateRecord, UpdateKind } from './schemas.js';
+
+/** The longest range an update may cover, and a search may span. */
+export const MAX_UPDATE_DAYS = 366;
+
+interface Row {
+  update_id: string;
+  seq: number;
+  kind: UpdateKind;
+  trip_id: string | null;
+  route_id: string | null;
+  start_time: number | null;
+  start_date: string;
+  end_date: string;
+  details: Pick<TripUpdateRecord, 'stop' | 'replacement' | 'added_stop' | 'detour'>;
+  message: TripUpdateRecord['message'];
+  body_hash: string;
+  created_at: Date;
+  created_by: string | null;
+  ended_at: Date | null;
+  removed_at: Date | null;
+}
+
+const COLUMNS = 'update_id, seq, kind, trip_id, route_id, start_time, start_date, end_date, details, message, body_hash, created_at, created_by, ended_at, removed_at';
+
+function record(r: Row, today: string): TripUpdateRecord {
+  const status = r.removed_at ? 'removed' : today < r.start_date ? 'scheduled' : today > r.end_date ? 'over' : 'in_force';
+  return {
+    update_id: r.update_id,
+    sequence: r.seq,
+    kind: r.kind,
+    is_detour: r.kind === 'detour',
+    trip_id: r.trip_id,
+    route_id: r.route_id,
+    start_time: r.start_time === null ? null : formatGtfsTime(r.start_time),
+    start_date: r.start_date,
+    end_date: r.end_date,
+    stop: r.details.stop ?? null,
+    replacement: r.details.replacement ?? null,
+    added_stop: r.details.added_stop ?? null,
+    detour: r.details.detour ?? null,
+    message: r.message,
+    status,
+    created_at: r.created_at.toISOString(),
+    created_by: r.created_by,
+    ended_at: r.ended_at?.toISOString() ?? null,
+    removed_at: r.removed_at?.toISOString() ?? null,
+  };
+}
+
+/** JSON with sorted keys, so two equal bodies hash the same whatever their key order. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v as object).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+const FIELDS_OF: Record<UpdateKind, (keyof PutTripUpdateBody)[]> = {
+  cancel: [],
+  skip_stop: ['stop'],
+  move_stop: ['stop', 'replacement'],
+  add_stop: ['added_stop'],
+  detour: ['detour'],
+  message: ['message'],
+};
+const KIND_FIELDS: (keyof PutTripUpdateBody)[] = ['stop', 'replacement', 'added_stop', 'detour'];
+
+/** Checks the shape rules the schema cannot say, then the references against the GTFS in force. */
+async function check(db: Queryable, groupId: string, b: PutTripUpdateBody, timezone: string): Promise<void> {
+  const issues: ValidationIssue[] = [];
+  const bad = (loc: (string | number)[], msg: string, input?: unknown) => issues.push({ loc: ['body', ...loc], msg, type: 'value_error', ...(input !== undefined ? { input } : {}) });
+  if ((b.trip_id === undefined) === (b.route_id === undefined)) bad(['trip_id'], 'Give trip_id (one trip) or route_id (every trip of the route), not both');
+  if (b.start_time !== undefined && b.trip_id === undefined) bad(['start_time'], 'start_time names an instance of a trip: it goes with trip_id');
+  for (const f of FIELDS_OF[b.kind]) if (b[f] === undefined) bad([f], `A ${b.kind} update needs ${f}`);
+  for (const f of KIND_FIELDS) if (b[f] !== undefined && !FIELDS_OF[b.kind].includes(f)) bad([f], `${f} does not go with a ${b.kind} update`);
+  const places = [b.replacement, b.added_stop?.place, ...(b.detour?.added_stops.map((a) => a.place) ?? [])];
+  places.forEach((p) => {
+    if (p && p.stop_id === undefined && (p.lat === undefined || p.lon === undefined || p.name === undefined)) bad(['replacement'], 'A place is a stop_id, or a temporary stop with lat, lon and name');
+  });
+  const refs: [StopRef, (string | number)[]][] = [];
+  if (b.stop) refs.push([b.stop, ['stop']]);
+  if (b.added_stop) refs.push([b.added_stop.after, ['added_stop', 'after']]);
+  b.detour?.skipped_stops.forEach((s, i) => refs.push([s, ['detour', 'skipped_stops', i]]));
+  b.detour?.added_stops.forEach((a, i) => refs.push([a.after, ['detour', 'added_stops', i, 'after']]));
+  if (b.route_id !== undefined) for (const [ref, loc] of refs) if (ref.stop_id === undefined) bad([...loc, 'stop_id'], 'An update of a whole route names its stops by stop_id');
+  const start = isoDate(b.start_date);
+  const end = isoDate(b.end_date);
+  try {
+    period(start, end, timezone, MAX_UPDATE_DAYS);
+  } catch (e) {
+    if (e instanceof ValidationError) issues.push(...e.issues.map((i) => ({ ...i, loc: ['body', 'end_date'] })));
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+
+  // References: the trip or route, and its stops, in the GTFS in force on the first date.
+  const gtfsId = await versionInForce(db, groupId, start);
+  if (gtfsId === null) throw invalid(['body', 'start_date'], 'No GTFS is published for this date: publish one before recording updates', 'value_error', b.start_date);
+  if (b.trip_id !== undefined) {
+    const stops = await tripStopTimes(db, groupId, start, b.trip_id, { gtfsId });
+    if (stops.length === 0) throw invalid(['body', 'trip_id'], `No trip ${JSON.stringify(b.trip_id)} in the GTFS in force on ${start}`, 'value_error', b.trip_id);
+    if (b.start_time !== undefined) {
+      const day = await tripsOnServiceDate(db, groupId, start, { gtfsId, tripIds: [b.trip_id] });
+      if (day.trips.length > 0 && !day.trips.some((t) => t.start_time === formatGtfsTime(gtfsSeconds(b.start_time!)))) {
+        throw invalid(['body', 'start_time'], `Trip ${b.trip_id} has no instance starting at ${b.start_time} on ${start}`, 'value_error', b.start_time);
+      }
+    }
+    for (const [ref, loc] of refs) if (resolveStop(ref, stops).length === 0) bad(loc, `Trip ${b.trip_id} does not call at ${JSON.stringify(ref)}`, ref);
+  } else {
+    const routes = await routesOf(db, groupId, gtfsId, [b.route_id!]);
+    if (routes.length === 0) throw invalid(['body', 'route_id'], `No route ${JSON.stringify(b.route_id)} in the GTFS in force on ${start}`, 'value_error', b.route_id);
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
+}
+
+/** PUT trip-updates: records an update; the same id and body again answer the same record. */
+export async function putTripUpdate(ctx: AppContext, scope: GroupScope, b: PutTripUpdateBody, by: string | null): Promise<TripUpdateRecord> {
+  const hash = createHash('sha256').update(canonical({ ...b, start_date: isoDate(b.start_date), end_date: isoDate(b.end_date) })).digest('hex');
+  const today = localDate(ctx.clock.now(), scope.timezone);
+  const existing = (await ctx.db.query<Row>(`SELECT ${COLUMNS} FROM trip_updates WHERE group_id = $1 AND update_id = $2`, [scope.groupId, b.update_id]))[0];
+  if (existing) return sameOrConflict(existing, hash, today);
+  await check(ctx.db, scope.groupId, b, scope.timezone);
+  const { stop, replacement, added_stop, detour } = b;
+  const rows = await ctx.db.query<Row>(
+    `INSERT INTO trip_updates (group_id, update_id, kind, trip_id, route_id, start_time, start_date, end_date, details, message, body_hash, created_at, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     ON CONFLICT (group_id, update_id) DO NOTHING RETURNING ${COLUMNS}`,
+    [
+      scope.groupId, b.update_id, b.kind, b.trip_id ?? null, b.route_id ?? null, b.start_time === undefined ? null : gtfsSeconds(b.start_time),
+      isoDate(b.start_date), isoDate(b.end_date), JSON.stringify({ stop, replacement, added_stop, detour }), b.message ? JSON.stringify(b.message) : null,
+      hash, ctx.clock.now(), by,
+    ],
+  );
+  if (rows[0]) return record(rows[0], today);
+  // Recorded meanwhile by a concurrent request with the same id.
+  const now = (await ctx.db.query<Row>(`SELECT ${COLUMNS} FROM trip_updates WHERE group_id = $1 AND update_id = $2`, [scope.groupId, b.update_id]))[0]!;
+  return sameOrConflict(now, hash, today);
+}
+
+function sameOrConflict(r: Row, hash: string, today: string): TripUpdateRecord {
+  if (r.body_hash !== hash) throw errors.conflict('TripUpdateConflict', `Update ${JSON.stringify(r.update_id)} was recorded with another body; choose a new update_id`);
+  return record(r, today);
+}
+
+async function requireUpdate(db: Queryable, groupId: string, id: string): Promise<Row> {
+  const r = (await db.query<Row>(`SELECT ${COLUMNS} FROM trip_updates WHERE group_id = $1 AND update_id = $2`, [groupId, id]))[0];
+  if (!r) throw errors.notFound('TripUpdateNotFound', `No trip update ${JSON.stringify(id)} in the group`);
+  return r;
+}
+
+/** Ends an update early: its last date becomes `endDate` (default: today in the group's zone). */
+export async function endTripUpdate(ctx: AppContext, scope: GroupScope, id: string, endDate: string | undefined): Promise<TripUpdateRecord> {
+  const today = localDate(ctx.clock.now(), scope.timezone);
+  const r = await requireUpdate(ctx.db, scope.groupId, id);
+  if (r.removed_at) throw errors.conflict('TripUpdateRemoved', `Update ${JSON.stringify(id)} was removed`);
+  const end = endDate === undefined ? today : isoDate(endDate);
+  if (end > r.end_date) throw invalid(['body', 'end_date'], `Ending early moves the last date earlier; it is ${r.end_date}`, 'value_error', endDate);
+  if (end < r.start_date) throw invalid(['body', 'end_date'], `The update starts on ${r.start_date}: remove it instead`, 'value_error', endDate);
+  const rows = await ctx.db.query<Row>(`UPDATE trip_updates SET end_date = $3, ended_at = $4 WHERE group_id = $1 AND update_id = $2 RETURNING ${COLUMNS}`, [scope.groupId, id, end, ctx.clock.now()]);
+  return record(rows[0]!, today);
+}
+
+/** Removes an update: it no longer applies to any date; the record stays (removed_at). */
+export async function removeTripUpdate(ctx: AppContext, scope: GroupScope, id: string): Promise<TripUpdateRecord> {
+  await requireUpdate(ctx.db, scope.groupId, id);
+  const rows = await ctx.db.query<Row>(
+    `UPDATE trip_updates SET removed_at = COALESCE(removed_at, $3) WHERE group_id = $1 AND update_id = $2 RETURNING ${COLUMNS}`,
+    [scope.groupId, id, ctx.clock.now()],
+  );
+  return record(rows[0]!, localDate(ctx.clock.now(), scope.timezone));
+}
+
+export interface SearchQuery {
+  date?: string | undefined;
+  start_date?: string | undefined;
+  end_date?: string | undefined;
+  route_id?: string | undefined;
+  trip_id?: string | undefined;
+  kind?: UpdateKind | undefined;
+  include_removed?: boolean | undefined;
+}
+
+/** Updates in force on a date or during a period (default: today), oldest first. */
+export async function searchTripUpdates(ctx: AppContext, scope: GroupScope, q: SearchQuery): Promise<TripUpdateRecord[]> {
+  const today = localDate(ctx.clock.now(), scope.timezone);
+  if (q.date !== undefined && (q.start_date !== undefined || q.end_date !== undefined)) throw invalid(['query', 'date'], 'Give date, or start_date and end_date', 'value_error');
+  const start = isoDate(q.date ?? q.start_date ?? q.end_date ?? today);
+  const end = isoDate(q.date ?? q.end_date ?? q.start_date ?? today);
+  period(start, end, scope.timezone, MAX_UPDATE_DAYS);
+  // A trip is concerned by its own updates and by those of its route; a route by its own and by
+  // those of its trips (routes of trips as the GTFS in force on the first date says).
+  const gtfsId = await versionInForce(ctx.db, scope.groupId, start);
+  const rows = await ctx.db.query<Row>(
+    `SELECT ${COLUMNS} FROM trip_updates u
+     WHERE u.group_id = $1 AND u.start_date <= $3 AND u.end_date >= $2 AND ($7 OR u.removed_at IS NULL)
+       AND ($4::text IS NULL OR u.trip_id = $4
+            OR u.route_id IN (SELECT t.route_id FROM gtfs_trips t WHERE t.group_id = $1 AND t.gtfs_id = $8 AND t.trip_id = $4))
+       AND ($5::text IS NULL OR u.route_id = $5
+            OR u.trip_id IN (SELECT t.trip_id FROM gtfs_trips t WHERE t.group_id = $1 AND t.gtfs_id = $8 AND t.route_id = $5))
+       AND ($6::text IS NULL OR u.kind = $6)
+     ORDER BY u.seq`,
+    [scope.groupId, start, end, q.trip_id ?? null, q.route_id ?? null, q.kind ?? null, q.include_removed ?? false, gtfsId],
+  );
+  return rows.map((r) => record(r, today));
+}
+
+/** The updates in force on a service date for these trips (or their routes), oldest first. */
+export async function updatesInForce(db: Queryable, groupId: string, serviceDate: string, o: { tripIds?: readonly string[]; routeIds?: readonly string[] } = {}): Promise<TripUpdateRecord[]> {
+  const rows = await db.query<Row>(
+    `SELECT ${COLUMNS} FROM trip_updates
+     WHERE group_id = $1 AND start_date <= $2 AND end_date >= $2 AND removed_at IS NULL
+       AND (($3::text[] IS NULL AND $4::text[] IS NULL) OR trip_id = ANY($3::text[]) OR route_id = ANY($4::text[]))
+     ORDER BY seq`,
+    [groupId, serviceDate, o.tripIds ? [...o.tripIds] : null, o.routeIds ? [...o.routeIds] : null],
+  );
+  return rows.map((r) => record(r, serviceDate));
+}
+
+export interface TripKey {
+  trip_id: string;
+  route_id: string;
+  start_time?: string | null;
+}
+
+export const overlayKey = (t: { trip_id: string; start_time?: string | null }) => `${t.trip_id}@${t.start_time ?? ''}`;
+
+/**
+ * The overlay of each trip (see overlay.ts) on a service date. Stop lists are read only for the
+ * trips an update names stops of. Trips without updates get an empty overlay.
+ */
+export async function overlaysFor(db: Queryable, groupId: string, serviceDate: string, trips: readonly TripKey[]): Promise<Map<string, TripOverlay>> {
+  const out = new Map<string, TripOverlay>();
+  if (trips.length === 0) return out;
+  const updates = await updatesInForce(db, groupId, serviceDate, { tripIds: [...new Set(trips.map((t) => t.trip_id))], routeIds: [...new Set(trips.map((t) => t.route_id))] });
+  for (const t of trips) {
+    const mine = updates.filter((u) => concerns(u, t));
+    if (mine.length === 0) {
+      out.set(overlayKey(t), emptyOverlay());
+      continue;
+    }
+    const needsStops = mine.some((u) => u.kind !== 'cancel' && u.kind !== 'message');
+    const stops = needsStops ? await tripStopTimes(db, groupId, serviceDate, t.trip_id, t.start_time ? { startTime: t.start_time } : {}) : [];
+    out.set(overlayKey(t), overlayTrip(mine, stops));
+  }
+  return out;
+}
