@@ -54,6 +54,8 @@ export interface Config {
   gtfs: GtfsLimits;
   /** Passenger information (GTFS-Realtime, SIRI). */
   feeds: FeedsConfig;
+  /** The live stream (WebSocket). */
+  live: LiveSettings;
 }
 
 export interface FeedsConfig {
@@ -61,6 +63,21 @@ export interface FeedsConfig {
   refreshSeconds: number;
   /** A vehicle whose latest position is older than this leaves the feeds. */
   staleVehicleSeconds: number;
+}
+
+export interface LiveSettings {
+  /**
+   * Browser origins allowed to open the live stream (cross-site WebSocket hijacking): exact
+   * origins (`https://ops.example.org`), or `*` for any. A request without an Origin header (not a
+   * browser) and one from PUBLIC_URL's origin are always accepted.
+   */
+  allowedOrigins: string[];
+  /** A client whose unsent messages exceed this many bytes is disconnected (close 4429). */
+  maxBufferedBytes: number;
+  /** Ping period; a client that has not answered the previous ping is dropped. */
+  heartbeatMs: number;
+  /** Time a client without a credential at connection has to send its first message. */
+  authTimeoutMs: number;
 }
 
 export interface GtfsLimits {
@@ -114,6 +131,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     feeds: {
       refreshSeconds: r.int('FEEDS_REFRESH_SECONDS', { default: 5, min: 1, max: 300 }),
       staleVehicleSeconds: r.int('FEEDS_STALE_VEHICLE_SECONDS', { default: 300, min: 10, max: 86_400 }),
+    },
+    live: {
+      allowedOrigins: r.origins('LIVE_ALLOWED_ORIGINS'),
+      maxBufferedBytes: r.int('LIVE_MAX_BUFFERED_BYTES', { default: 1_048_576, min: 4096 }),
+      heartbeatMs: r.int('LIVE_HEARTBEAT_SECONDS', { default: 30, min: 1, max: 3600 }) * 1000,
+      authTimeoutMs: r.int('LIVE_AUTH_TIMEOUT_SECONDS', { default: 5, min: 1, max: 300 }) * 1000,
     },
   };
   if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) r.problem('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');

@@ -5,6 +5,7 @@ import { dutyRoutes } from './duties/routes.js';
 import { feedRoutes } from './feeds/routes.js';
 import { fleetRoutes } from './fleet/routes.js';
 import { groupRoutes } from './groups/routes.js';
+import { liveRoutes } from './live/routes.js';
 import { gtfsRoutes } from './gtfs/routes.js';
 import { onDemandRoutes } from './gtfs/on-demand/routes.js';
 import { railRoutes } from './gtfs/rail/routes.js';
@@ -21,7 +22,7 @@ type Plugin = (app: FastifyInstance) => Promise<void>;
 /** Each domain is a Fastify plugin registered under /api/v4 (the other versions are rewritten to it). */
 export const apiDomains: readonly Plugin[] = [
   authRoutes, groupRoutes, userRoutes, gtfsRoutes, onDemandRoutes, railRoutes, fleetRoutes, planningRoutes, ratingRoutes,
-  notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes,
+  notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes, liveRoutes,
   feedRoutes,
 ];
 
