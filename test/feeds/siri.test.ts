@@ -42,7 +42,7 @@ describe('SIRI', () => {
   });
 
   it('every service answers documents valid against the SIRI 2.1 schemas', async () => {
-    const paths = ['estimated-timetable', 'estimated-timetable?LineRef=R1', 'vehicle-monitoring', 'stop-monitoring?MonitoringRef=S1&PreviewInterval=PT2H', 'stop-monitoring?MonitoringRef=tmp-detour-T2-0',
+    const paths = ['estimated-timetable', 'estimated-timetable?LineRef=R1', 'vehicle-monitoring', 'vehicle-monitoring?LineRef=R9', 'stop-monitoring?MonitoringRef=NOPE', 'stop-monitoring?MonitoringRef=S1&PreviewInterval=PT2H', 'stop-monitoring?MonitoringRef=tmp-detour-T2-0',
       'situation-exchange', 'check-status', 'lines-discovery', 'stop-points-discovery'];
     const docs = [];
     for (const p of paths) {
@@ -101,6 +101,7 @@ describe('SIRI', () => {
       RecordedAtTime: '2026-03-10T08:33:00+01:00', ValidUntilTime: '2026-03-10T08:38:00+01:00', VehicleMonitoringRef: bus,
       MonitoredVehicleJourney: { LineRef: 'R1', FramedVehicleJourneyRef: { DataFrameRef: '2026-03-10', DatedVehicleJourneyRef: 'T3' }, VehicleLocation: { Longitude: '2.35', Latitude: '48.85' }, Bearing: '90', VehicleRef: bus },
     });
+    expect((await get('estimated-timetable?LineRef=R9')).status).toBe(204);
     expect((await get('vehicle-monitoring?LineRef=R9')).doc.ServiceDelivery.VehicleMonitoringDelivery.VehicleActivity).toBeUndefined();
 
     // S2 from 08:35 for 2 h: T3 at 08:41 (expected 08:43), T2 skipped by the detour at 09:11, T4 at 10:11 (no real time).

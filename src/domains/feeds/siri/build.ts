@@ -62,7 +62,7 @@ function estimatedCall(c: Call, order: number, tz: string): Node {
 }
 
 /** EstimatedTimetable: every journey the snapshot carries (updated or tracked), all its calls. */
-export function estimatedTimetable(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): string {
+export function estimatedTimetable(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): string | null {
   const tz = net.timezone;
   const situations = new Set(alertUpdates(net).map((u) => u.update_id));
   const journeys = net.trips.filter((ft) => o.lineRef === undefined || ft.trip.route_id === o.lineRef).map((ft): Node => {
@@ -79,10 +79,13 @@ export function estimatedTimetable(net: NetworkNow, producer: string, o: { lineR
       IsCompleteStopSequence: ft.overlay.cancelled ? undefined : true,
     };
   });
+  // The SIRI 2.1 schema wants at least one journey in a delivery: none, no document (the route answers 204).
+  if (journeys.length === 0) return null;
   return siriDocument(serviceDelivery(net, producer, {
     EstimatedTimetableDelivery: {
       '@version': SIRI_VERSION,
       ResponseTimestamp: siriTime(net.now, tz),
+      Status: true,
       EstimatedJourneyVersionFrame: { RecordedAtTime: siriTime(net.now, tz), EstimatedVehicleJourney: journeys },
     },
   }));
@@ -106,7 +109,7 @@ export function vehicleMonitoring(net: NetworkNow, producer: string, staleSecond
       },
     }));
   return siriDocument(serviceDelivery(net, producer, {
-    VehicleMonitoringDelivery: { '@version': SIRI_VERSION, ResponseTimestamp: siriTime(net.now, tz), VehicleActivity: activity },
+    VehicleMonitoringDelivery: { '@version': SIRI_VERSION, ResponseTimestamp: siriTime(net.now, tz), Status: true, VehicleActivity: activity },
   }));
 }
 
@@ -127,6 +130,7 @@ export function stopMonitoring(net: NetworkNow, producer: string, stopId: string
     StopMonitoringDelivery: {
       '@version': SIRI_VERSION,
       ResponseTimestamp: siriTime(net.now, tz),
+      Status: true,
       MonitoringRef: stopId,
       MonitoredStopVisit: visits.map((v): Node => {
         const gone = v.cancelled || v.call.status === 'skipped';
@@ -202,6 +206,7 @@ export function situationExchange(net: NetworkNow, producer: string): string {
     SituationExchangeDelivery: {
       '@version': SIRI_VERSION,
       ResponseTimestamp: siriTime(net.now, net.timezone),
+      Status: true,
       Situations: { PtSituationElement: alertUpdates(net).map((u) => situation(net, u, producer)) },
     },
   }));

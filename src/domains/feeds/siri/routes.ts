@@ -31,12 +31,16 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
 
   app.get('/groups/:group_id/siri/estimated-timetable', {
     schema: op(
-      base('siriEstimatedTimetable', 'SIRI EstimatedTimetable', 'The journeys of the current service date (and the previous one while they run) that an update or a reported delay concerns: a cancelled journey (Cancellation), every call in order with aimed and expected times, calls left out (Cancellation, status cancelled) and extra calls (ExtraCall), the SituationRef of its situations. Filter: LineRef.'),
-      { params: GroupParams, querystring: Type.Object({ LineRef: Type.Optional(Ref('Only this line (route_id).')) }), response: XmlResponse },
+      base('siriEstimatedTimetable', 'SIRI EstimatedTimetable', 'The journeys of the current service date (and the previous one while they run) that an update or a reported delay concerns: a cancelled journey (Cancellation), every call in order with aimed and expected times, calls left out (Cancellation, status cancelled) and extra calls (ExtraCall), the SituationRef of its situations. Filter: LineRef. No journey: 204 No Content (the schema allows no empty delivery).'),
+      { params: GroupParams, querystring: Type.Object({ LineRef: Type.Optional(Ref('Only this line (route_id).')) }), response: { ...XmlResponse, 204: { description: 'No journey to tell: the SIRI 2.1 schema requires at least one journey in an EstimatedTimetableDelivery', type: 'null' } } },
     ),
   }, async (req, reply) => {
     const { group_id: g } = req.params;
-    const out = await cached(g, `et?${req.query.LineRef ?? ''}`, (net) => ({ contentType: XML, body: Buffer.from(estimatedTimetable(net, g, { lineRef: req.query.LineRef })), fingerprint: estimatedTimetable({ ...net, now: new Date(0) }, g, { lineRef: req.query.LineRef }) }));
+    const out = await cached(g, `et?${req.query.LineRef ?? ''}`, (net) => {
+      const doc = estimatedTimetable(net, g, { lineRef: req.query.LineRef });
+      return { contentType: XML, body: Buffer.from(doc ?? ''), fingerprint: estimatedTimetable({ ...net, now: new Date(0) }, g, { lineRef: req.query.LineRef }) ?? '' };
+    });
+    if (out.body.length === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).send();
     return sendOutput(req, reply, out, maxAge());
   });
 
