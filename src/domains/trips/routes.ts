@@ -5,12 +5,16 @@ import { EXPORTERS, OFFICE, RS2, groupRoles } from '../../platform/http/access.j
 import { Date8, DateIso, GroupId, GroupParams } from '../../platform/http/params.js';
 import { PeriodQuery } from '../../platform/http/periods.js';
 import { AnyRecord, DATAHUB, PUBLIC, notImplemented, op } from '../../platform/http/route.js';
+import { startTrackingWorker } from './tracking.js';
 
 const TRIPS = 'issue #7, trips, tracking and exports';
 const CsvResponse = { description: 'CSV', content: { 'text/csv': { schema: Type.String() } } };
 
 export async function tripRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  // Tracking left dirty by a failed or interrupted refresh is recomputed in the background.
+  const stopWorker = startTrackingWorker(app.ctx);
+  app.addHook('onClose', stopWorker);
 
   app.get('/groups/:group_id/trips', {
     schema: op(
