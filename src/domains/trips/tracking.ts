@@ -380,8 +380,10 @@ export async function recomputeTrip(db: Db, groupId: string, serviceDate: string
     await tx.query(
       `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, start_time, gtfs_id, scheduled_start_at, scheduled_end_at, started_at, ended_at, end_reported,
          last_report_at, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops, unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km,
-         off_itinerary_km, reliable_km, unreliable_km, percent_km, positions, invalid_positions, boardings, alightings, max_load, device_ids, vehicle_ids, driver_ids, computed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, now())
+         off_itinerary_km, reliable_km, unreliable_km, percent_km, positions, invalid_positions, boardings, alightings, max_load, device_ids, vehicle_ids, driver_ids,
+         direction_id, block_id, headsign, first_stop_id, last_stop_id, last_sequence, doors, computed_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33,
+         $34, $35, $36, $37, $38, $39, $40, now())
        ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET
          route_id = EXCLUDED.route_id, start_time = EXCLUDED.start_time, gtfs_id = EXCLUDED.gtfs_id, scheduled_start_at = EXCLUDED.scheduled_start_at,
          scheduled_end_at = EXCLUDED.scheduled_end_at, started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, end_reported = EXCLUDED.end_reported,
@@ -390,13 +392,17 @@ export async function recomputeTrip(db: Db, groupId: string, serviceDate: string
          last_passed_sequence = EXCLUDED.last_passed_sequence, tk = EXCLUDED.tk, vk = EXCLUDED.vk, recorded_commercial_km = EXCLUDED.recorded_commercial_km,
          off_itinerary_km = EXCLUDED.off_itinerary_km, reliable_km = EXCLUDED.reliable_km, unreliable_km = EXCLUDED.unreliable_km, percent_km = EXCLUDED.percent_km,
          positions = EXCLUDED.positions, invalid_positions = EXCLUDED.invalid_positions, boardings = EXCLUDED.boardings, alightings = EXCLUDED.alightings,
-         max_load = EXCLUDED.max_load, device_ids = EXCLUDED.device_ids, vehicle_ids = EXCLUDED.vehicle_ids, driver_ids = EXCLUDED.driver_ids, computed_at = now()`,
+         max_load = EXCLUDED.max_load, device_ids = EXCLUDED.device_ids, vehicle_ids = EXCLUDED.vehicle_ids, driver_ids = EXCLUDED.driver_ids,
+         direction_id = EXCLUDED.direction_id, block_id = EXCLUDED.block_id, headsign = EXCLUDED.headsign, first_stop_id = EXCLUDED.first_stop_id,
+         last_stop_id = EXCLUDED.last_stop_id, last_sequence = EXCLUDED.last_sequence, doors = EXCLUDED.doors, computed_at = now()`,
       [
         ...key, trip?.route_id ?? null, trip?.first_departure ?? reportedStart, day.gtfsId, trip?.first_departure_at ?? null, trip?.last_arrival_at ?? null,
         startRun?.at ?? from, endRun?.at ?? until, endRun !== undefined, until, lastDelayed?.delay ?? null, lastDelayed?.s.stop_sequence ?? null,
         stops.length, passed.length, rows.filter((r) => r.p === null).map((r) => r.s.stop_sequence), lastPassed?.s.stop_sequence ?? null,
         km.tk, km.vk, km.recorded_commercial_km, km.off_itinerary_km, km.reliable_km, km.unreliable_km, km.percent_km,
         positions.length, positions.filter((p) => !p.gps_valid).length, boardings, alightings, maxLoad, devices, seenVehicles, seenDrivers,
+        trip?.direction_id ?? null, trip?.block_id ?? null, trip?.headsign ?? null, stops[0]?.stop_id ?? null, last?.stop_id ?? null, last?.stop_sequence ?? null,
+        Math.max(0, ...[...doors.values()].map((d) => d.in.length)),
       ],
     );
   });
