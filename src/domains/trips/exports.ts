@@ -2,13 +2,13 @@
  * The CSV exports of the actual side, streamed from server-side cursors over the stored tracking
  * (memory holds one batch whatever the period): export/trips (datahub), export/trip-tracking and
  * export/vehicle-exploitation (PCS-CNT layout). Statuses are derived per row as trackingOf does:
- * the trip updates in force are read once per service date met in the stream.
+ * the trip updates in force are read for the period before the stream starts.
  */
 import type { Db } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { DecimalComma, type CsvValue } from '../../platform/csv.js';
 import { teamParam } from '../../platform/http/teams.js';
-import { isoWithOffset, type Period } from '../../platform/time.js';
+import { addDays, isoWithOffset, type Period } from '../../platform/time.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
@@ -21,27 +21,20 @@ export const tripVisibleSql = (n: number) => `($${n}::text[] IS NULL
   OR EXISTS (SELECT 1 FROM vehicles ve WHERE ve.group_id = tt.group_id AND ve.vehicle_id = ANY(tt.vehicle_ids) AND ve.teams && $${n}::text[])
   OR EXISTS (SELECT 1 FROM drivers dr WHERE dr.group_id = tt.group_id AND dr.driver_id = ANY(tt.driver_ids) AND dr.teams && $${n}::text[]))`;
 
-/** The overlays of the trips of a stream, read per service date for the trips met so far. */
-function overlayReader(db: Db, groupId: string) {
+/**
+ * The overlays of the recorded trips of a period, read before streaming (a query inside the
+ * stream would wait for the cursor's connection on PGlite). Only non-empty overlays are kept.
+ */
+async function overlaysOfPeriod(db: Db, groupId: string, start: string, end: string) {
   const known = new Map<string, TripOverlay>();
-  return {
-    async load(trips: readonly { service_date: string; trip_id: string; route_id: string | null; start_time: number | null }[]) {
-      const byDate = new Map<string, { trip_id: string; route_id: string; start_time: string | null }[]>();
-      for (const t of trips) {
-        const start = t.start_time === null ? null : formatGtfsTime(t.start_time);
-        const k = `${t.service_date} ${overlayKey({ trip_id: t.trip_id, start_time: start })}`;
-        if (known.has(k)) continue;
-        known.set(k, emptyOverlay());
-        (byDate.get(t.service_date) ?? byDate.set(t.service_date, []).get(t.service_date)!).push({ trip_id: t.trip_id, route_id: t.route_id ?? '', start_time: start });
-      }
-      for (const [date, list] of byDate) {
-        for (const [key, o] of await overlaysFor(db, groupId, date, list)) known.set(`${date} ${key}`, o);
-      }
-    },
-    of(t: { service_date: string; trip_id: string; start_time: number | null }): TripOverlay {
-      return known.get(`${t.service_date} ${overlayKey({ trip_id: t.trip_id, start_time: t.start_time === null ? null : formatGtfsTime(t.start_time) })}`) ?? emptyOverlay();
-    },
-  };
+  for (let date = start; date <= end; date = addDays(date, 1)) {
+    const trips = await db.query<{ trip_id: string; route_id: string | null; start_time: number | null }>(
+      'SELECT trip_id, route_id, start_time FROM trip_tracking WHERE group_id = $1 AND service_date = $2', [groupId, date]);
+    const keys = trips.map((t) => ({ trip_id: t.trip_id, route_id: t.route_id ?? '', start_time: t.start_time === null ? null : formatGtfsTime(t.start_time) }));
+    for (const [key, o] of await overlaysFor(db, groupId, date, keys)) if (o.applied.length > 0) known.set(`${date} ${key}`, o);
+  }
+  return (t: { service_date: string; trip_id: string; start_time: number | null }): TripOverlay =>
+    known.get(`${t.service_date} ${overlayKey({ trip_id: t.trip_id, start_time: t.start_time === null ? null : formatGtfsTime(t.start_time) })}`) ?? emptyOverlay();
 }
 
 interface TripRow {
@@ -90,16 +83,15 @@ export async function* exportTrips(db: Db, scope: Pick<GroupScope, 'groupId' | '
   await refreshDirty(db, { groupId: scope.groupId, dates: [serviceDate] });
   const iso = isoWithOffset(timezone);
   const time = (d: Date | null) => (d ? iso(d) : null);
-  const overlays = overlayReader(db, scope.groupId);
+  const overlayOf = await overlaysOfPeriod(db, scope.groupId, serviceDate, serviceDate);
   const text = `SELECT to_char(tt.service_date, 'YYYY-MM-DD') AS service_date, tt.trip_id, tt.route_id, tt.direction_id, tt.block_id, tt.headsign, tt.start_time,
       tt.scheduled_start_at, tt.scheduled_end_at, tt.started_at, tt.ended_at, tt.end_reported, tt.delay_seconds, tt.planned_stops, tt.recorded_stops,
       tt.unpassed_stops, tt.last_passed_sequence, tt.last_sequence, tt.tk, tt.vk, tt.recorded_commercial_km, tt.off_itinerary_km, tt.reliable_km, tt.unreliable_km,
       tt.percent_km, tt.boardings, tt.alightings, tt.max_load, tt.vehicle_ids, tt.driver_ids, tt.device_ids
     FROM trip_tracking tt WHERE tt.group_id = $1 AND tt.service_date = $2 AND ${tripVisibleSql(3)} ORDER BY tt.trip_id`;
   for await (const batch of db.stream<TripRow>(text, [scope.groupId, serviceDate, teamParam(scope)], BATCH)) {
-    await overlays.load(batch);
     yield batch.map((r) => {
-      const o = overlays.of(r);
+      const o = overlayOf(r);
       const skipped = r.unpassed_stops.filter((s) => o.skipped.has(s)).length;
       const over = tripOver(r, now);
       return [
@@ -169,12 +161,11 @@ export async function* exportTripTracking(db: Db, scope: Pick<GroupScope, 'group
   await refreshDirty(db, { groupId: scope.groupId, from: p.start, to: p.end });
   const iso = isoWithOffset(timezone);
   const time = (d: Date | null) => (d ? iso(d) : null);
-  const overlays = overlayReader(db, scope.groupId);
+  const overlayOf = await overlaysOfPeriod(db, scope.groupId, p.start, p.end);
   for await (const batch of db.stream<StopExportRow>(stopExportQuery(4), [scope.groupId, p.start, p.end, teamParam(scope)], BATCH)) {
-    await overlays.load(batch);
     yield batch.map((r) => [
       r.service_date, r.trip_id, r.route_id, r.start_time === null ? null : formatGtfsTime(r.start_time), r.stop_sequence, r.stop_id, r.stop_name,
-      time(r.scheduled_arrival_at), time(r.scheduled_departure_at), time(r.actual_at), r.delay_seconds, r.source, stopStatus(r, overlays.of(r), now),
+      time(r.scheduled_arrival_at), time(r.scheduled_departure_at), time(r.actual_at), r.delay_seconds, r.source, stopStatus(r, overlayOf(r), now),
       r.vehicle_id, r.driver_id, sum(r.doors_in), sum(r.doors_out),
     ]);
   }

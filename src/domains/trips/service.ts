@@ -10,7 +10,7 @@ import { forbiddenDifferentTeam } from '../../platform/http/teams.js';
 import { routesOf, tripShape, tripStopTimes, tripsOnServiceDate, type ScheduledTrip } from '../gtfs/service-days.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
-import { kilometres, trackingOf, type TrackedStop, type TripTracking } from './tracking.js';
+import { kilometres, trackingOf, tripStatus, type TrackedStop, type TripTracking } from './tracking.js';
 
 /** A trip whose unreliable km exceed this share of vk has the gps_unreliable problem. */
 export const GPS_UNRELIABLE_SHARE = 0.2;
@@ -202,4 +202,50 @@ export function problemsOf(t: TripTracking, o: TripOverlay, plannedVehicles: str
   if (t.km.off_itinerary_km > 0) p['off_itinerary'] = { off_itinerary_km: t.km.off_itinerary_km };
   if (o.cancelled && t.recorded) p['operated_while_cancelled'] = { update_ids: o.applied.filter((u) => u.kind === 'cancel').map((u) => u.update_id) };
   return p;
+}
+
+/**
+ * GET trips?date (deprecated): the trips of a date, each item `recorded` (something was recorded;
+ * tracking summary) or `scheduled` (only the schedule). A caller limited to teams gets the
+ * recorded trips of their teams, and no scheduled-only item.
+ */
+export async function listTripsOfDate(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams'>, serviceDate: string, now: Date): Promise<Record<string, unknown>[]> {
+  const groupId = scope.groupId;
+  const day = await tripsOnServiceDate(db, groupId, serviceDate);
+  const recorded = new Map((await trackingOf(db, groupId, serviceDate, undefined, { now })).map((t) => [t.trip_id, t]));
+  let visible: ((t: TripTracking) => boolean) = () => true;
+  if (scope.teams !== null) {
+    const rows = await db.query<{ kind: string; id: string }>(
+      "SELECT 'v' AS kind, vehicle_id AS id FROM vehicles WHERE group_id = $1 AND teams && $2 UNION ALL SELECT 'd', driver_id FROM drivers WHERE group_id = $1 AND teams && $2",
+      [groupId, [...scope.teams]],
+    );
+    const mine = new Set(rows.map((r) => `${r.kind} ${r.id}`));
+    visible = (t) => t.vehicle_ids.some((v) => mine.has(`v ${v}`)) || t.driver_ids.some((d) => mine.has(`d ${d}`));
+  }
+  const overlays = await overlaysFor(db, groupId, serviceDate, scope.teams === null ? day.trips.filter((t) => !recorded.has(t.trip_id)) : []);
+  const items: Record<string, unknown>[] = [];
+  const seen = new Set<string>();
+  const recordedItem = (t: TripTracking, s: ScheduledTrip | undefined) => ({
+    kind: 'recorded', id: t.trip_id, service_date: serviceDate, start_time: t.start_time, route_id: t.route_id, headsign: s?.headsign ?? null,
+    direction_id: s?.direction_id ?? null, block_id: s?.block_id ?? null, departure_time: s?.first_departure_at.toISOString() ?? null,
+    arrival_time: s?.last_arrival_at.toISOString() ?? null, status: t.status, delay_seconds: t.delay_seconds, started_at: t.started_at, ended_at: t.ended_at,
+    recorded_stops: t.recorded_stops, planned_stops: t.planned_stops, vehicle_ids: t.vehicle_ids, driver_ids: t.driver_ids, device_ids: t.device_ids,
+  });
+  for (const s of day.trips) {
+    if (seen.has(s.trip_id)) continue;
+    seen.add(s.trip_id);
+    const t = recorded.get(s.trip_id);
+    if (t) {
+      if (visible(t)) items.push(recordedItem(t, s));
+    } else if (scope.teams === null) {
+      items.push({
+        kind: 'scheduled', id: s.trip_id, service_date: serviceDate, start_time: s.start_time, route_id: s.route_id, headsign: s.headsign, direction_id: s.direction_id,
+        block_id: s.block_id, departure_time: s.first_departure_at.toISOString(), arrival_time: s.last_arrival_at.toISOString(),
+        status: tripStatus(null, overlays.get(overlayKey(s)) ?? emptyOverlay(), s.last_arrival_at, now), delay_seconds: null,
+        started_at: null, ended_at: null, recorded_stops: 0, planned_stops: s.stop_count, vehicle_ids: [], driver_ids: [], device_ids: [],
+      });
+    }
+  }
+  for (const t of recorded.values()) if (!seen.has(t.trip_id) && visible(t)) items.push(recordedItem(t, undefined));
+  return items;
 }
