@@ -12,6 +12,8 @@ import { importGtfs } from './domains/gtfs/import/importer.js';
 import { importStations } from './domains/gtfs/rail/service.js';
 import { listVersions, publishGtfs } from './domains/gtfs/service.js';
 import { HttpError, ValidationError } from './platform/http/errors.js';
+import { demoBanner, prepareDemo } from './domains/demo/start.js';
+import { DEMO_GROUP, demoExists, loadDemo } from './domains/demo/load.js';
 import { readFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import pino from 'pino';
@@ -53,6 +55,8 @@ program
     if (applied.length > 0) app.log.info({ migrations: applied.map((m) => `${m.version} ${m.name}`) }, 'database migrated');
     const superuser = await bootstrapSuperuser(app.ctx);
     if (superuser === 'created') app.log.info({ email: c.superuserEmail }, 'superuser created');
+    if (c.demo !== false && !c.databaseUrl) console.log('transit-ops: preparing the embedded database (the demo network loads on the first start; TRANSIT_OPS_DEMO=0 turns it off)…');
+    const demo = await prepareDemo(app.ctx, c);
 
     let closing = false;
     const shutdown = async (signal: string) => {
@@ -84,6 +88,7 @@ program
         `  API reference: ${base}/docs`,
         `  OpenAPI:       ${base}/api/v4/openapi/internal.json (also public.json, datahub.json)`,
         '',
+        ...(demo.decision === 'off' ? [] : [...demoBanner(base, demo.loaded), '']),
       ].join('\n'),
     );
   });
@@ -95,6 +100,20 @@ program
     await withDatabase(async (db, c) => {
       console.log(`${describeDatabase(c)}: schema is current`);
       void db;
+    });
+  });
+
+program
+  .command('demo')
+  .description('the demo network')
+  .command('load')
+  .description(`load the demo network (group "${DEMO_GROUP}": GTFS, resources, accounts, planning of today) into the database`)
+  .action(async () => {
+    await withDatabase(async (db, c) => {
+      const ctx = cliContext(c, db);
+      if (await demoExists(ctx)) throw new UsageError(`the group "${DEMO_GROUP}" already exists in ${describeDatabase(c)}`);
+      const loaded = await loadDemo(ctx);
+      console.log(demoBanner(c.publicUrl ?? `http://localhost:${c.port}`, loaded).join('\n'));
     });
   });
 
