@@ -87,8 +87,27 @@ export function z(env: NodeJS.ProcessEnv) {
     return v;
   }
 
+  /** A comma-separated list of web origins (scheme://host[:port], no path), or `*`. */
+  function origins(name: string): string[] {
+    const v = raw(name);
+    if (v === undefined) return [];
+    const list = v.split(',').map((o) => o.trim()).filter((o) => o !== '');
+    for (const o of list) {
+      if (o === '*') continue;
+      let ok = false;
+      try {
+        const u = new URL(o);
+        ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o;
+      } catch {
+        ok = false;
+      }
+      if (!ok) bad(name, o, 'each entry must be an origin such as https://ops.example.org (scheme, host and port only), or *');
+    }
+    return list;
+  }
+
   return {
-    str, int, bool, optionalBool, oneOf, url, email,
+    str, int, bool, optionalBool, oneOf, url, email, origins,
     problem: (p: string) => problems.push(p),
     done: () => {
       if (problems.length > 0) throw new ConfigError(problems);
