@@ -1,8 +1,8 @@
 /**
  * Issue 8 acceptance: an operator cancels a trip and diverts another; within one refresh of the
  * feeds the live stream's clients, GTFS-Realtime (decoded with the bindings) and SIRI ET/SX
- * (valid against the SIRI 2.1 schemas) all show both; once the updates end, nothing shows them.
- * The trip object (GET trips/{trip_id}) joins this test when the trips branch lands.
+ * (valid against the SIRI 2.1 schemas) and the trip objects (GET trips/{trip_id}) all show both;
+ * once the updates end, nothing shows them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
@@ -36,7 +36,13 @@ async function outputs() {
   expect(await siriErrors(...(et.status === 204 ? [sx.body] : [et.body, sx.body]))).toEqual([]);
   const etDoc = et.status === 204 ? {} : (create(et.body).end({ format: 'object' }) as any).Siri.ServiceDelivery.EstimatedTimetableDelivery.EstimatedJourneyVersionFrame;
   const sxDoc = (create(sx.body).end({ format: 'object' }) as any).Siri.ServiceDelivery.SituationExchangeDelivery;
+  const trip = async (id: string) => {
+    const r = await inject(f.t, { url: `/api/v4/groups/${f.g}/trips/${id}?date=2026-03-10`, headers: f.op.auth });
+    expect(r.status).toBe(200);
+    return { status: r.json.status, cancelled: r.json.updates.cancelled, detour: r.json.updates.detour?.update_id ?? null, skipped: r.json.updates.skipped_stops.map((x: any) => x.stop_sequence) };
+  };
   return {
+    trips: { T1: await trip('T1'), T2: await trip('T2') },
     tripUpdates: Object.fromEntries(tripUpdates.map((e) => [e.id, e.tripUpdate])),
     alerts: alerts.map((e) => e.id),
     modifications: modifications.map((e) => e.id),
@@ -68,6 +74,10 @@ describe('issue 8: one operator action reaches every output', () => {
     // One refresh later, the feeds show both.
     f.clock.advance(REFRESH_MS);
     const during = await outputs();
+    expect(during.trips).toEqual({
+      T1: { status: 'cancelled', cancelled: true, detour: null, skipped: [] },
+      T2: { status: 'scheduled', cancelled: false, detour: 'detour-T2', skipped: [2] },
+    });
     expect(during.tripUpdates['trip:20260310:T1'].trip.scheduleRelationship).toBe('CANCELED');
     expect(during.tripUpdates['trip:20260310:T2'].trip.modifiedTrip).toEqual({ modificationsId: 'tm:20260310:T2', affectedTripId: 'T2', startTime: '09:00:00', startDate: '20260310' });
     expect(during.tripUpdates['trip:20260310:T2'].stopTimeUpdate.map((u: any) => u.stopId)).toEqual(['tmp-detour-T2-0']);
@@ -86,6 +96,10 @@ describe('issue 8: one operator action reaches every output', () => {
 
     f.clock.advance(REFRESH_MS);
     const after = await outputs();
-    expect(after).toEqual({ tripUpdates: {}, alerts: [], modifications: [], journeys: {}, situations: [] });
+    // T1 runs again as scheduled: nothing was recorded and its end (08:20) is 15 minutes past, so not done.
+    expect(after).toEqual({
+      trips: { T1: { status: 'not_done', cancelled: false, detour: null, skipped: [] }, T2: { status: 'scheduled', cancelled: false, detour: null, skipped: [] } },
+      tripUpdates: {}, alerts: [], modifications: [], journeys: {}, situations: [],
+    });
   });
 });

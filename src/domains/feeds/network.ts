@@ -11,14 +11,14 @@
  * - Updates: those in force on those dates (alerts, situations).
  * - Vehicles: the latest position of each vehicle seen within the stale limit.
  */
-import type { Queryable } from '../../platform/db/index.js';
+import type { Db, Queryable } from '../../platform/db/index.js';
 import { addDays, localDate } from '../../platform/time.js';
 import { tripShape, tripStopTimes, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ShapePoint } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { concerns, overlayTrip, type TripOverlay } from '../updates/overlay.js';
 import type { Place, TripUpdateRecord } from '../updates/schemas.js';
 import { updatesInForce } from '../updates/service.js';
-import { delayOf, instanceKey, latestStopEvents, type ObservedDelay } from './delays.js';
+import { trackingOf } from '../trips/tracking.js';
 
 /** A trip stays in the feeds this long after its (expected) last arrival. */
 export const PAST_TRIP_SECONDS = 1800;
@@ -40,8 +40,6 @@ export interface Call {
   /** Scheduled time plus the delay, for the calls from the observed stop onwards. */
   expected_arrival_at: Date | null;
   expected_departure_at: Date | null;
-  /** The vehicle has left (or passed) this call. */
-  departed: boolean;
 }
 
 export interface FeedTrip {
@@ -81,13 +79,26 @@ export interface NetworkNow {
   vehicles: FeedVehicle[];
 }
 
+/** The delay the feeds publish: trip tracking's (at the last stop passed), with where and when. */
+export interface ObservedDelay {
+  stop_sequence: number;
+  stop_id: string;
+  /** Seconds, positive when late. */
+  delay: number;
+  /** When the vehicle passed that stop. */
+  at: Date;
+}
+
+/** Trip instance key: trip_id, and start time for a frequency instance. */
+export const instanceKey = (tripId: string, startTime: string | null) => `${tripId}@${startTime ?? ''}`;
+
 const isoBasic = (d: string) => d.replaceAll('-', '');
 export { isoBasic };
 
 /** The id of a place an update serves: its GTFS stop, or a temporary stop named after the update. */
 export const placeId = (p: Place, updateId: string, n: number) => p.stop_id ?? `tmp-${updateId}-${n}`;
 
-export async function networkNow(db: Queryable, groupId: string, now: Date, o: { staleVehicleSeconds: number }): Promise<NetworkNow> {
+export async function networkNow(db: Db, groupId: string, now: Date, o: { staleVehicleSeconds: number }): Promise<NetworkNow> {
   const tz = (await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]))[0]!.timezone;
   const today = localDate(now, tz);
   const net: NetworkNow = { groupId, timezone: tz, now, trips: [], updates: [], vehicles: [] };
@@ -100,9 +111,14 @@ export async function networkNow(db: Queryable, groupId: string, now: Date, o: {
   return net;
 }
 
-async function tripsOf(db: Queryable, groupId: string, date: string, updates: TripUpdateRecord[], now: Date): Promise<FeedTrip[]> {
-  const events = await latestStopEvents(db, groupId, date);
-  const tripIds = new Set([...updates.flatMap((u) => (u.trip_id ? [u.trip_id] : [])), ...[...events.values()].map((e) => e.trip_id)]);
+async function tripsOf(db: Db, groupId: string, date: string, updates: TripUpdateRecord[], now: Date): Promise<FeedTrip[]> {
+  const delays = new Map<string, ObservedDelay>();
+  for (const t of await trackingOf(db, groupId, date, undefined, { now })) {
+    const stop = t.stops.find((s) => s.stop_sequence === t.delay_stop_sequence);
+    if (t.delay_seconds === null || !stop?.actual_at) continue;
+    delays.set(instanceKey(t.trip_id, t.start_time), { stop_sequence: stop.stop_sequence, stop_id: stop.stop_id, delay: t.delay_seconds, at: new Date(stop.actual_at) });
+  }
+  const tripIds = new Set([...updates.flatMap((u) => (u.trip_id ? [u.trip_id] : [])), ...[...delays.keys()].map((k) => k.slice(0, k.lastIndexOf('@')))]);
   const routeIds = [...new Set(updates.flatMap((u) => (u.route_id ? [u.route_id] : [])))];
   const found = new Map<string, ScheduledTrip>();
   let gtfsId: string | null = null;
@@ -115,11 +131,10 @@ async function tripsOf(db: Queryable, groupId: string, date: string, updates: Tr
   const out: FeedTrip[] = [];
   for (const [instance, trip] of found) {
     const mine = updates.filter((u) => concerns(u, trip));
-    const event = events.get(instance) ?? events.get(instanceKey(trip.trip_id, null));
-    if (mine.length === 0 && !event) continue;
+    const delay = delays.get(instance) ?? delays.get(instanceKey(trip.trip_id, null)) ?? null;
+    if (mine.length === 0 && !delay) continue;
     const stops = await tripStopTimes(db, groupId, date, trip.trip_id, trip.frequency ? { gtfsId: gtfsId!, startTime: trip.start_time } : { gtfsId: gtfsId! });
     const overlay = overlayTrip(mine, stops);
-    const delay = event ? delayOf(event, stops) : null;
     const end = trip.last_arrival_at.getTime() + Math.max(0, delay?.delay ?? 0) * 1000;
     if (end < now.getTime() - PAST_TRIP_SECONDS * 1000) continue;
     // A trip with only a message is told by the alert (situation), not by the trip.
@@ -158,7 +173,6 @@ export function callsOf(stops: readonly ScheduledStopTime[], overlay: TripOverla
     departure_at: at,
     expected_arrival_at: null,
     expected_departure_at: null,
-    departed: false,
   });
   // Ids of temporary stops are numbered per update in the order the update lists them.
   const order = [...overlay.added].sort((a, b) => a.after_stop_sequence - b.after_stop_sequence);
@@ -167,7 +181,7 @@ export function callsOf(stops: readonly ScheduledStopTime[], overlay: TripOverla
     calls.push({
       stop_id: s.stop_id, stop_sequence: s.stop_sequence, name: s.stop_name, lat: s.stop_lat, lon: s.stop_lon, status, temporary: false,
       update_id: overlay.skipped.get(s.stop_sequence) ?? overlay.moved.get(s.stop_sequence)?.update_id ?? null,
-      arrival_at: s.arrival_at, departure_at: s.departure_at, expected_arrival_at: null, expected_departure_at: null, departed: false,
+      arrival_at: s.arrival_at, departure_at: s.departure_at, expected_arrival_at: null, expected_departure_at: null,
     });
     const moved = overlay.moved.get(s.stop_sequence);
     if (moved) calls.push(added(moved.place, moved.update_id, s.arrival_at ?? s.departure_at));
@@ -182,7 +196,6 @@ export function callsOf(stops: readonly ScheduledStopTime[], overlay: TripOverla
   if (delay) {
     const from = calls.findIndex((c) => c.stop_sequence === delay.stop_sequence);
     calls.forEach((c, i) => {
-      if (i < from || (i === from && delay.departed)) c.departed = true;
       if (i >= from) {
         c.expected_arrival_at = plus(c.arrival_at, delay.delay);
         c.expected_departure_at = plus(c.departure_at, delay.delay);

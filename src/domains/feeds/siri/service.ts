@@ -4,8 +4,7 @@ import { addDays, localDate } from '../../../platform/time.js';
 import { publishedGtfsId } from '../../gtfs/publications.js';
 import { routesOf, stopsOf, tripsOnServiceDate, versionInForce, type RouteInfo, type StopInfo } from '../../gtfs/service-days.js';
 import { atSeconds } from '../../gtfs/time.js';
-import { instanceKey } from '../delays.js';
-import type { Call, NetworkNow } from '../network.js';
+import { instanceKey, type Call, type NetworkNow } from '../network.js';
 import type { StopVisit } from './build.js';
 
 /**
@@ -40,7 +39,7 @@ export async function stopVisits(db: Queryable, net: NetworkNow, stopId: string,
           stop_id: stopId, stop_sequence: r.stop_sequence, name: r.stop_name, lat: null, lon: null, status: 'scheduled', temporary: false, update_id: null,
           arrival_at: atSeconds(day.dayStart, r.arrival_time === null ? null : r.arrival_time + shift),
           departure_at: atSeconds(day.dayStart, r.departure_time === null ? null : r.departure_time + shift),
-          expected_arrival_at: null, expected_departure_at: null, departed: false,
+          expected_arrival_at: null, expected_departure_at: null,
         };
         visits.push({ trip, service_date: date, call, order: (snapshot?.calls.indexOf(call) ?? -1) + 1 || r.stop_sequence, cancelled: snapshot?.overlay.cancelled ?? false, monitored: !!snapshot?.delay });
       }
