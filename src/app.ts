@@ -16,6 +16,7 @@ import type { Access } from './platform/http/access.js';
 import type { Db } from './platform/db/index.js';
 import { HttpError, ValidationError } from './platform/http/errors.js';
 import { metricsPlugin } from './platform/http/metrics.js';
+import { securityPlugin } from './platform/http/security.js';
 import { DOCUMENTS, VERSIONS, documentBuilder, swaggerOptions, type Version } from './platform/http/openapi.js';
 import { ajvFormats } from './platform/http/params.js';
 import type { Document } from './platform/http/route.js';
@@ -48,7 +49,7 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
     genReqId: () => objectId(),
     rewriteUrl: (req) => rewriteVersion(req.url ?? '/'),
     exposeHeadRoutes: false,
-    trustProxy: true,
+    trustProxy: config.trustProxy,
     return503OnClosing: true,
     ajv: {
       customOptions: { allErrors: true, verbose: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
@@ -103,6 +104,7 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
     reply.status(404).send({ detail: `No route ${req.method} ${req.url}`, code: 'RouteNotFound' });
   });
 
+  await securityPlugin(app, config);
   await app.register(cookie);
   // After the cookie plugin: its onRequest hook must parse cookies before credentials are read.
   app.addHook('onRequest', authHook);
@@ -139,7 +141,10 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   );
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { docExpansion: 'none', deepLinking: true, defaultModelsExpandDepth: 0 },
+    uiConfig: { docExpansion: 'none', deepLinking: true, defaultModelsExpandDepth: 0, validatorUrl: null },
+    // swagger-ui's own policy (its files, its inline style hashes), replacing the global one.
+    staticCSP: true,
+    transformStaticCSP: (header: string) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
     transformSpecification: () => documents('v4', 'internal'),
     transformSpecificationClone: false,
   });

@@ -87,8 +87,26 @@ export function z(env: NodeJS.ProcessEnv) {
     return v;
   }
 
+  /** A comma-separated list of web origins (scheme://host[:port], no path), empty when unset. */
+  function origins(name: string): string[] {
+    const v = raw(name);
+    if (v === undefined) return [];
+    const list = v.split(',').map((o) => o.trim()).filter(Boolean);
+    for (const o of list) {
+      let ok = false;
+      try {
+        const u = new URL(o);
+        ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o.replace(/\/$/, '');
+      } catch {
+        ok = false;
+      }
+      if (!ok) bad(name, o, 'is not an origin like https://ops.example.org (scheme, host and optional port, no path, no wildcard)');
+    }
+    return list.map((o) => o.replace(/\/$/, ''));
+  }
+
   return {
-    str, int, bool, optionalBool, oneOf, url, email,
+    str, int, bool, optionalBool, oneOf, url, email, origins,
     problem: (p: string) => problems.push(p),
     done: () => {
       if (problems.length > 0) throw new ConfigError(problems);
