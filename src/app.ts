@@ -7,6 +7,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import addFormats from 'ajv-formats';
 import type { Config } from './config.js';
@@ -117,6 +118,9 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
 
   await securityPlugin(app, config);
   await app.register(cookie);
+  // Before the access hook: it reads req.ws (set by this plugin) to let a WebSocket route check its
+  // credential after the upgrade. Client messages are small ({"session_id": …}).
+  await app.register(websocket, { options: { maxPayload: 4096 } });
   // After the cookie plugin: its onRequest hook must parse cookies before credentials are read.
   app.addHook('onRequest', authHook);
   await app.register(formbody);

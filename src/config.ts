@@ -52,6 +52,8 @@ export interface Config {
   smsWebhookTimeoutMs: number;
   /** Limits of a GTFS upload and of the zip archive it carries (a zip bomb stops at these). */
   gtfs: GtfsLimits;
+  /** The live stream (WebSocket). */
+  live: LiveSettings;
   /**
    * Which peers may set X-Forwarded-For / -Proto / -Host (Fastify's trustProxy): `true`, `false`,
    * or a comma-separated list of addresses, CIDR ranges and the names loopback, linklocal,
@@ -71,6 +73,21 @@ export interface RateLimits {
   credentials: number;
   /** CSV exports, per caller. */
   exports: number;
+}
+
+export interface LiveSettings {
+  /**
+   * Browser origins allowed to open the live stream (cross-site WebSocket hijacking): exact
+   * origins (`https://ops.example.org`), or `*` for any. A request without an Origin header (not a
+   * browser) and one from PUBLIC_URL's origin are always accepted.
+   */
+  allowedOrigins: string[];
+  /** A client whose unsent messages exceed this many bytes is disconnected (close 4429). */
+  maxBufferedBytes: number;
+  /** Ping period; a client that has not answered the previous ping is dropped. */
+  heartbeatMs: number;
+  /** Time a client without a credential at connection has to send its first message. */
+  authTimeoutMs: number;
 }
 
 export interface GtfsLimits {
@@ -121,6 +138,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxCompressionRatio: r.int('GTFS_MAX_COMPRESSION_RATIO', { default: 200, min: 1 }),
       maxListedProblems: r.int('GTFS_MAX_LISTED_PROBLEMS', { default: 100, min: 1, max: 10_000 }),
     },
+    live: {
+      allowedOrigins: r.origins('LIVE_ALLOWED_ORIGINS'),
+      maxBufferedBytes: r.int('LIVE_MAX_BUFFERED_BYTES', { default: 1_048_576, min: 4096 }),
+      heartbeatMs: r.int('LIVE_HEARTBEAT_SECONDS', { default: 30, min: 1, max: 3600 }) * 1000,
+      authTimeoutMs: r.int('LIVE_AUTH_TIMEOUT_SECONDS', { default: 5, min: 1, max: 300 }) * 1000,
+    },
     trustProxy: trustProxyOf(r.str('TRUST_PROXY', { default: 'loopback,linklocal,uniquelocal' })),
     corsAllowedOrigins: r.origins('CORS_ALLOWED_ORIGINS'),
     rateLimits: {
@@ -129,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       exports: r.int('RATE_LIMIT_EXPORTS_PER_MINUTE', { default: 30, min: 1 }),
     },
   };
+  if (config.corsAllowedOrigins.includes('*')) r.problem('CORS_ALLOWED_ORIGINS cannot be *: cross-origin calls carry credentials, so name each origin');
   if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) r.problem('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');
   if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {
     r.problem('TRANSIT_OPS_SUPERUSER_EMAIL and TRANSIT_OPS_SUPERUSER_PASSWORD must be set together');

@@ -4,6 +4,7 @@ import { deviceRoutes } from './device/routes.js';
 import { dutyRoutes } from './duties/routes.js';
 import { fleetRoutes } from './fleet/routes.js';
 import { groupRoutes } from './groups/routes.js';
+import { liveRoutes } from './live/routes.js';
 import { gtfsRoutes } from './gtfs/routes.js';
 import { onDemandRoutes } from './gtfs/on-demand/routes.js';
 import { railRoutes } from './gtfs/rail/routes.js';
@@ -20,7 +21,7 @@ type Plugin = (app: FastifyInstance) => Promise<void>;
 /** Each domain is a Fastify plugin registered under /api/v4 (the other versions are rewritten to it). */
 export const apiDomains: readonly Plugin[] = [
   authRoutes, groupRoutes, userRoutes, gtfsRoutes, onDemandRoutes, railRoutes, fleetRoutes, planningRoutes, ratingRoutes,
-  notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes,
+  notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes, liveRoutes,
 ];
 
 /** Domains with paths outside /api/v4. */

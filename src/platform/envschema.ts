@@ -87,22 +87,23 @@ export function z(env: NodeJS.ProcessEnv) {
     return v;
   }
 
-  /** A comma-separated list of web origins (scheme://host[:port], no path), empty when unset. */
+  /** A comma-separated list of web origins (scheme://host[:port], no path), or `*`. */
   function origins(name: string): string[] {
     const v = raw(name);
     if (v === undefined) return [];
-    const list = v.split(',').map((o) => o.trim()).filter(Boolean);
+    const list = v.split(',').map((o) => o.trim()).filter((o) => o !== '');
     for (const o of list) {
+      if (o === '*') continue;
       let ok = false;
       try {
         const u = new URL(o);
-        ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o.replace(/\/$/, '');
+        ok = (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === o;
       } catch {
         ok = false;
       }
-      if (!ok) bad(name, o, 'is not an origin like https://ops.example.org (scheme, host and optional port, no path, no wildcard)');
+      if (!ok) bad(name, o, 'each entry must be an origin such as https://ops.example.org (scheme, host and port only), or *');
     }
-    return list.map((o) => o.replace(/\/$/, ''));
+    return list;
   }
 
   return {

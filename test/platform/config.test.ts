@@ -31,7 +31,7 @@ describe('configuration', () => {
   });
 
   it('reads the CORS allow-list as origins, and names a bad one', () => {
-    expect(loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example.org, http://localhost:3000/' }).corsAllowedOrigins).toEqual(['https://a.example.org', 'http://localhost:3000']);
+    expect(loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example.org, http://localhost:3000' }).corsAllowedOrigins).toEqual(['https://a.example.org', 'http://localhost:3000']);
     expect(loadConfig({}).corsAllowedOrigins).toEqual([]);
     for (const bad of ['*', 'https://a.example.org/path', 'ftp://a.example.org']) {
       expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: bad }), bad).toThrow(/CORS_ALLOWED_ORIGINS/);

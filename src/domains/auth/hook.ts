@@ -64,6 +64,7 @@ export async function authHook(req: FastifyRequest, _reply: FastifyReply): Promi
     return;
   }
 
+  if (access.kind === 'group' && access.checkedAfterUpgrade && req.ws) return;
   const principal = await authenticate(req);
   if (!principal) throw errors.unauthenticated();
   req.principal = principal;

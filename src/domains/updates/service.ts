@@ -8,6 +8,7 @@ import { isoDate } from '../../platform/http/params.js';
 import { localDate, period } from '../../platform/time.js';
 import { routesOf, tripStopTimes, tripsOnServiceDate, versionInForce } from '../gtfs/service-days.js';
 import { formatGtfsTime, gtfsSeconds } from '../gtfs/time.js';
+import { publishTripUpdate } from '../live/channel.js';
 import { concerns, emptyOverlay, overlayTrip, resolveStop, type TripOverlay } from './overlay.js';
 import type { PutTripUpdateBody, StopRef, TripUpdateRecord, UpdateKind } from './schemas.js';
 
@@ -143,7 +144,10 @@ export async function putTripUpdate(ctx: AppContext, scope: GroupScope, b: PutTr
       hash, ctx.clock.now(), by,
     ],
   );
-  if (rows[0]) return record(rows[0], today);
+  if (rows[0]) {
+    publishTripUpdate(ctx, scope.groupId, b.update_id, 'put');
+    return record(rows[0], today);
+  }
   // Recorded meanwhile by a concurrent request with the same id.
   const now = (await ctx.db.query<Row>(`SELECT ${COLUMNS} FROM trip_updates WHERE group_id = $1 AND update_id = $2`, [scope.groupId, b.update_id]))[0]!;
   return sameOrConflict(now, hash, today);
@@ -169,17 +173,25 @@ export async function endTripUpdate(ctx: AppContext, scope: GroupScope, id: stri
   if (end > r.end_date) throw invalid(['body', 'end_date'], `Ending early moves the last date earlier; it is ${r.end_date}`, 'value_error', endDate);
   if (end < r.start_date) throw invalid(['body', 'end_date'], `The update starts on ${r.start_date}: remove it instead`, 'value_error', endDate);
   const rows = await ctx.db.query<Row>(`UPDATE trip_updates SET end_date = $3, ended_at = $4 WHERE group_id = $1 AND update_id = $2 RETURNING ${COLUMNS}`, [scope.groupId, id, end, ctx.clock.now()]);
+  publishTripUpdate(ctx, scope.groupId, id, 'ended');
   return record(rows[0]!, today);
 }
 
 /** Removes an update: it no longer applies to any date; the record stays (removed_at). */
 export async function removeTripUpdate(ctx: AppContext, scope: GroupScope, id: string): Promise<TripUpdateRecord> {
-  await requireUpdate(ctx.db, scope.groupId, id);
+  const before = await requireUpdate(ctx.db, scope.groupId, id);
   const rows = await ctx.db.query<Row>(
     `UPDATE trip_updates SET removed_at = COALESCE(removed_at, $3) WHERE group_id = $1 AND update_id = $2 RETURNING ${COLUMNS}`,
     [scope.groupId, id, ctx.clock.now()],
   );
+  if (!before.removed_at) publishTripUpdate(ctx, scope.groupId, id, 'removed');
   return record(rows[0]!, localDate(ctx.clock.now(), scope.timezone));
+}
+
+/** One update as it stands now (the live stream reads it when told it changed); null when unknown. */
+export async function getTripUpdate(db: Queryable, groupId: string, id: string, today: string): Promise<TripUpdateRecord | null> {
+  const r = (await db.query<Row>(`SELECT ${COLUMNS} FROM trip_updates WHERE group_id = $1 AND update_id = $2`, [groupId, id]))[0];
+  return r ? record(r, today) : null;
 }
 
 export interface SearchQuery {

@@ -41,7 +41,15 @@ export type Access =
   /** A superuser credential. */
   | { kind: 'superuser'; scope: Scope }
   /** A role in the group of the path. `roleError` is the 403 code when the role is not allowed. */
-  | { kind: 'group'; roles: readonly Role[]; roleError: string; scope: Scope; features?: readonly Feature[]; unauthenticatedCode?: string };
+  | {
+      kind: 'group'; roles: readonly Role[]; roleError: string; scope: Scope; features?: readonly Feature[]; unauthenticatedCode?: string;
+      /**
+       * A WebSocket route: on an upgrade request the hook leaves the credential and the role to the
+       * route, which checks them after the upgrade (a first message may carry the credential) and
+       * answers with close codes. Plain HTTP requests are checked by the hook as usual.
+       */
+      checkedAfterUpgrade?: boolean;
+    };
 
 export const publicAccess = (o: { group?: boolean; features?: readonly Feature[] } = {}): Access => ({ kind: 'public', ...o });
 export const anyCredential = (scope?: Scope): Access => ({ kind: 'credential', ...(scope ? { scope } : {}) });

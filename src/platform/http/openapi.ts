@@ -68,6 +68,7 @@ export function swaggerOptions(version: string) {
         { name: 'stats', description: 'Aggregates (spec: Versioning 2, "tagged stats")' },
         { name: 'device-api', description: 'What driver applications call: sign-on, sign-off, reports' },
         { name: 'feeds', description: 'Passenger information: GTFS-Realtime and SIRI' },
+        { name: 'events', description: 'The live stream (WebSocket)' },
         { name: 'platform', description: 'Health, readiness, metrics, documents' },
       ],
     },

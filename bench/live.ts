@@ -1,0 +1,123 @@
+/**
+ * npm run bench:live: 2,000 WebSocket clients on one instance receive the positions of 1,000
+ * vehicles, each reporting every 5 s through the real device API (one position per request).
+ * The load runs in child processes (the clients, and the vehicles), so the server keeps its event
+ * loop and its CPU figure is its own. Prints delivery latency (from the position's `at`, set by
+ * the vehicle just before its request, to the client's receipt) p50/p99 and the server's CPU.
+ * Target: p99 under 250 ms.
+ *
+ * Options (env): CLIENTS (2000), VEHICLES (1000), PERIOD_S (5), SECONDS (30, measured after one
+ * warm-up period), CLIENT_PROCS (2), ENGINE (postgres | pglite; default postgres), DATABASE_URL.
+ */
+import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { buildApp } from '../src/app.js';
+import { testConfig } from '../src/config.js';
+import { createApiKey } from '../src/domains/auth/service.js';
+import { createGroup } from '../src/domains/groups/service.js';
+import { liveHub } from '../src/domains/live/routes.js';
+import { benchDatabase, fmt, peakMemory } from './support.js';
+
+const CLIENTS = Number(process.env['CLIENTS'] ?? 2000);
+const VEHICLES = Number(process.env['VEHICLES'] ?? 1000);
+const PERIOD_S = Number(process.env['PERIOD_S'] ?? 5);
+const SECONDS = Number(process.env['SECONDS'] ?? 30);
+const CLIENT_PROCS = Number(process.env['CLIENT_PROCS'] ?? 2);
+const ENGINE = (process.env['ENGINE'] ?? 'postgres') as 'postgres' | 'pglite';
+
+type Reply = { kind: 'ready' } | { kind: 'done'; histogram: number[]; received: number; closed: number } | { kind: 'sent'; requests: number; errors: number };
+
+function child(role: 'clients' | 'vehicles', args: Record<string, unknown>) {
+  const p = fork(new URL('./live-load.mjs', import.meta.url), [], { env: { ...process.env, ROLE: role, ARGS: JSON.stringify(args) } });
+  const replies: Reply[] = [];
+  const waiters: (() => void)[] = [];
+  p.on('message', (m: Reply) => {
+    replies.push(m);
+    for (const w of waiters.splice(0)) w();
+  });
+  return {
+    p,
+    async next(kind: Reply['kind']) {
+      for (;;) {
+        const i = replies.findIndex((r) => r.kind === kind);
+        if (i >= 0) return replies.splice(i, 1)[0]!;
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    },
+  };
+}
+
+async function main() {
+  const { db, drop } = await benchDatabase(ENGINE);
+  const config = testConfig({ logLevel: 'silent', databasePoolSize: 20 });
+  const app = await buildApp({ config, db, logger: false });
+  try {
+    const ctx = app.ctx;
+    await createGroup(ctx, { group_id: 'bench', name: 'Bench network', timezone: 'Europe/Paris' });
+    console.log(`setting up ${VEHICLES} vehicles with a signed-on device each, on ${ENGINE}…`);
+    await db.query("INSERT INTO drivers (group_id, driver_id, driver_name, staff_number) SELECT 'bench', lpad(to_hex(i), 24, '0'), 'Driver ' || i, 'S' || i FROM generate_series(1, $1) i", [VEHICLES]);
+    await db.query("INSERT INTO vehicles (group_id, vehicle_id, fleet_number, license_plate) SELECT 'bench', 'V' || i, 'F' || i, 'P' || i FROM generate_series(1, $1) i", [VEHICLES]);
+    await db.query("INSERT INTO devices (group_id, device_id) SELECT 'bench', 'D' || i FROM generate_series(1, $1) i", [VEHICLES]);
+    const keys: string[] = [];
+    for (let i = 1; i <= VEHICLES; i++) keys.push((await createApiKey(ctx, { userId: null } as never, 'bench', { device_id: `D${i}` })).value);
+    const reader = (await createApiKey(ctx, { userId: null } as never, 'bench', { role: 'reader', group_ids: ['bench'] })).value;
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const base = `127.0.0.1:${(app.server.address() as { port: number }).port}`;
+    const reportsUrl = `http://${base}/api/v4/groups/bench/device/reports`;
+    for (let i = 1; i <= VEHICLES; i++) {
+      const signOn = { id: randomUUID(), type: 'sign_on', at: new Date(Date.now() - 3600_000).toISOString(), driver_id: i.toString(16).padStart(24, '0'), vehicle_id: `V${i}` };
+      const r = await fetch(reportsUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': keys[i - 1]! }, body: JSON.stringify({ items: [signOn] }) });
+      if (r.status !== 200) throw new Error(`sign-on failed: ${r.status} ${await r.text()}`);
+    }
+
+    console.log(`connecting ${CLIENTS} WebSocket clients from ${CLIENT_PROCS} processes…`);
+    const per = Math.ceil(CLIENTS / CLIENT_PROCS);
+    const clientProcs = Array.from({ length: CLIENT_PROCS }, (_, i) =>
+      child('clients', { url: `ws://${base}/api/v4/groups/bench/events/op/subscribe`, key: reader, count: Math.min(per, CLIENTS - i * per) }),
+    );
+    for (const c of clientProcs) await c.next('ready');
+    const hub = liveHub(ctx)!;
+    console.log(`subscribed: ${hub.stats.clients}; ${VEHICLES} vehicles report every ${PERIOD_S} s (warm-up ${PERIOD_S} s, then ${SECONDS} s measured)…`);
+
+    const vehicles = child('vehicles', { url: reportsUrl, keys, periodS: PERIOD_S, seconds: SECONDS + PERIOD_S + 2 });
+    await new Promise((r) => setTimeout(r, PERIOD_S * 1000));
+    for (const c of clientProcs) c.p.send('reset');
+    const memory = peakMemory();
+    const delivered0 = hub.stats.delivered;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    const cpu = process.cpuUsage(cpu0);
+    const elapsed = (performance.now() - t0) / 1000;
+    const delivered = hub.stats.delivered - delivered0;
+    for (const c of clientProcs) c.p.send('report');
+    const results = await Promise.all(clientProcs.map((c) => c.next('done'))) as Extract<Reply, { kind: 'done' }>[];
+    const sent = (await vehicles.next('sent')) as Extract<Reply, { kind: 'sent' }>;
+    for (const c of [...clientProcs, vehicles]) c.p.kill();
+
+    const histogram = new Array<number>(results[0]!.histogram.length).fill(0);
+    for (const r of results) r.histogram.forEach((n, i) => (histogram[i]! += n));
+    const total = histogram.reduce((a, b) => a + b, 0);
+    const pct = (p: number) => {
+      let seen = 0;
+      for (let i = 0; i < histogram.length; i++) if ((seen += histogram[i]!) >= (p / 100) * total) return i;
+      return histogram.length;
+    };
+    console.log('');
+    console.log(`clients / vehicles       ${fmt(CLIENTS)} / ${fmt(VEHICLES)} every ${PERIOD_S} s (${fmt(VEHICLES / PERIOD_S)} positions/s)`);
+    console.log(`position requests        ${fmt(sent.requests)} (${fmt(sent.errors)} errors)`);
+    console.log(`messages delivered       ${fmt(delivered)} by the server in ${fmt(elapsed, 1)} s (${fmt(delivered / elapsed)}/s); ${fmt(total)} received and timed by the clients`);
+    console.log(`delivery latency         p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${pct(100)} ms (position 'at' → client receipt, 1 ms buckets)`);
+    console.log(`server CPU               ${fmt(((cpu.user + cpu.system) / 1e6 / elapsed) * 100)} % of one core (ingest, NOTIFY, fan-out)`);
+    console.log(`clients closed           ${fmt(results.reduce((a, r) => a + r.closed, 0))} (slow: ${hub.stats.slowClientsClosed}, dead: ${hub.stats.deadPeersDropped})`);
+    console.log(`peak memory (RSS)        ${memory.stop()} MB`);
+  } finally {
+    await app.close();
+    await drop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

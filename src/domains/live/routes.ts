@@ -1,0 +1,129 @@
+/** The live stream (spec: Events 1): a WebSocket per client, fed by this instance's hub. */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { WebSocket } from 'ws';
+import type { AppContext } from '../../platform/context.js';
+import { OFFICE, type Access, type Principal } from '../../platform/http/access.js';
+import { ErrorBody, HttpError, errors } from '../../platform/http/errors.js';
+import { GroupParams } from '../../platform/http/params.js';
+import { INTERNAL, op } from '../../platform/http/route.js';
+import { authenticate } from '../auth/hook.js';
+import { authorizeGroup, principalFromSession } from '../auth/service.js';
+import { LiveHub, envelope } from './hub.js';
+import { CLOSE, CONTROL_TYPES, DEVICE_MESSAGE_TYPES, LiveMessage } from './schemas.js';
+
+const ACCESS: Extract<Access, { kind: 'group' }> = { kind: 'group', roles: OFFICE, roleError: 'SubscribeEventsRoleRequired', scope: 'read', checkedAfterUpgrade: true };
+
+const hubs = new WeakMap<AppContext, LiveHub>();
+/** The hub of an app (its counters: tests, benchmarks, metrics). */
+export const liveHub = (ctx: AppContext): LiveHub | undefined => hubs.get(ctx);
+
+/** A browser may open the stream only from an allowed origin (cross-site WebSocket hijacking). */
+export function originAllowed(origin: string | undefined, allowed: readonly string[], publicUrl: string | undefined): boolean {
+  if (origin === undefined) return true;
+  if (allowed.includes('*') || allowed.includes(origin)) return true;
+  return publicUrl !== undefined && new URL(publicUrl).origin === origin;
+}
+
+export async function liveRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const ctx = app.ctx;
+  const settings = ctx.config.live;
+  const hub = new LiveHub(ctx, { maxBufferedBytes: settings.maxBufferedBytes, heartbeatMs: settings.heartbeatMs });
+  hubs.set(ctx, hub);
+  app.addHook('preClose', async () => hub.close());
+
+  const deviceTypes = Object.entries(DEVICE_MESSAGE_TYPES).map(([item, message]) => `\`${message}\` (device report \`${item}\`)`).join(', ');
+  const description = [
+    'Upgrade this URL to a WebSocket (`wss://…/api/v4/groups/{group_id}/events/op/subscribe`); the server pushes messages, one JSON envelope per text frame: `{"type", "group_id", "at", "data"}`.',
+    '**Credential**: the Authorization header (`Bearer <session_id or JWT>`, `Api-Key <key>`), `x-api-key`, or the `session_id` cookie, at connection; or else a first message `{"session_id": "…"}` within LIVE_AUTH_TIMEOUT_SECONDS (default 5). ' +
+      'Once authorised, the first message received is `subscribed` (`data`: role, teams, heartbeat_seconds, max_buffered_bytes); nothing stored before it is sent.',
+    `**Close codes** (the close reason is the error name; an \`error\` message with \`{code, detail}\` precedes the close): ${CLOSE.unauthenticated} \`Unauthenticated\` (no credential in time, a first message that is not \`{"session_id": "…"}\`, an invalid, expired or revoked credential); ` +
+      `${CLOSE.forbidden} \`NoRole\`, \`SubscribeEventsRoleRequired\`, \`ScopeNotAllowed\` or \`Auth0LoginRequired\`; ${CLOSE.groupNotFound} \`GroupNotFound\`; ` +
+      `${CLOSE.slowClient} \`SlowClient\` (more than LIVE_MAX_BUFFERED_BYTES, default 1 MiB, of messages not yet read: the client is closed, not buffered for); ${CLOSE.goingAway} \`GoingAway\` (the instance stops: reconnect); ${CLOSE.internalError} on an unexpected failure.`,
+    '**Origin**: a request with an Origin header not listed in LIVE_ALLOWED_ORIGINS (nor PUBLIC_URL\'s origin) is refused before the upgrade with HTTP 403 `OriginNotAllowed`. Requests without Origin (not browsers) are accepted.',
+    `**Messages**: ${deviceTypes}; \`trip_update\` (an operator recorded, ended early or removed a trip update); control messages ${CONTROL_TYPES.map((c) => `\`${c}\``).join(', ')}. ` +
+      'Device messages carry the report item as the device sent it (less `type` and `at`) with `device_id`, `duty_id`, `driver_id` and `vehicle_id`: the duty open on the device at the item\'s time, else the device\'s provisioned vehicle. ' +
+      '`at` is the item\'s time; for `trip_update`, the time of the operator action, and `data` is `{action: put|ended|removed, update: <TripUpdateRecord>}`. Late or replayed reports are pushed when stored (their `at` tells); duplicates are not pushed again.',
+    '**Team scope**: a client limited to teams receives a device message when the driver or the vehicle of the duty (without a duty: the device\'s team or its vehicle\'s) belongs to one of its teams; a message attributed to no team reaches only clients with the whole group. ' +
+      'Trip updates concern the network and reach every client of the group. Attribution is cached per instance for up to 60 s, so a team change reaches the stream within a minute.',
+    '**Heartbeat**: the server pings every LIVE_HEARTBEAT_SECONDS (default 30); a client that has not answered the previous ping with a pong (WebSocket clients do it by themselves) is cut. Messages a client sends after its credential are ignored (at most 4096 bytes each).',
+    '**Several instances**: each instance LISTENs once on the database channel and fans out to its own clients, so a report stored through any instance reaches the clients of all. Without the upgrade, this URL answers 426 `UpgradeRequired`.',
+  ].join('\n\n');
+
+  app.route({
+    method: 'GET',
+    url: '/groups/:group_id/events/op/subscribe',
+    schema: op(
+      {
+        operationId: 'subscribeEvents', summary: 'The live stream (WebSocket): positions, trip events, duties, trip updates, device state',
+        description, tags: ['events'], access: ACCESS, documents: INTERNAL,
+        errors: { 403: { OriginNotAllowed: 'the Origin header is not an allowed origin (before the upgrade)' } },
+      },
+      {
+        params: GroupParams,
+        response: {
+          101: { description: 'Switching Protocols: the stream is open; messages as LiveMessage.', content: { 'application/json': { schema: LiveMessage } } },
+          426: { description: '`UpgradeRequired`: a plain HTTP request; open the URL as a WebSocket', content: { 'application/json': { schema: ErrorBody } } },
+        },
+      },
+    ),
+    onRequest: async (req) => {
+      if (!originAllowed(req.headers.origin, settings.allowedOrigins, ctx.config.publicUrl)) {
+        throw errors.forbidden('OriginNotAllowed', `Origin ${JSON.stringify(req.headers.origin)} may not open the live stream (LIVE_ALLOWED_ORIGINS)`);
+      }
+    },
+    handler: async () => {
+      throw new HttpError(426, 'UpgradeRequired', 'Open this URL as a WebSocket (Upgrade: websocket)', { upgrade: 'websocket' });
+    },
+    wsHandler: (socket: WebSocket, req: FastifyRequest) => {
+      const groupId = (req.params as { group_id: string }).group_id;
+      // Listen at once: a first message sent right after the handshake must not be missed.
+      const firstMessage = new Promise<string | null>((resolve) => {
+        const timer = setTimeout(() => resolve(null), settings.authTimeoutMs);
+        socket.once('message', (data, isBinary) => {
+          clearTimeout(timer);
+          resolve(isBinary ? '' : String(data));
+        });
+        socket.once('close', () => clearTimeout(timer));
+      });
+      const fail = (err: unknown) => {
+        const e = err instanceof HttpError ? err : null;
+        if (!e) req.log.error({ err }, 'live stream failed');
+        const code = e?.status === 401 ? CLOSE.unauthenticated : e?.status === 403 ? CLOSE.forbidden : e?.status === 404 ? CLOSE.groupNotFound : CLOSE.internalError;
+        const name = e?.code ?? 'InternalError';
+        if (socket.readyState === socket.OPEN) {
+          socket.send(JSON.stringify(envelope('error', groupId, ctx.clock.now(), { code: name, detail: e?.message ?? 'Internal server error' })));
+          socket.close(code, name);
+        }
+      };
+      const join = async (principal: Principal) => {
+        const scope = await authorizeGroup(ctx, principal, groupId, ACCESS);
+        req.principal = principal;
+        req.groupScope = scope;
+        await hub.subscribe(socket, scope);
+      };
+      void (async () => {
+        const atConnection = await authenticate(req);
+        if (atConnection) return join(atConnection);
+        const text = await firstMessage;
+        if (text === null) throw errors.unauthenticated(`No credential: send {"session_id": "…"} within ${settings.authTimeoutMs / 1000} s, or a credential at connection`);
+        if (socket.readyState !== socket.OPEN) return;
+        return join(await principalOfFirstMessage(text));
+      })().catch(fail);
+
+      async function principalOfFirstMessage(text: string): Promise<Principal> {
+        let sessionId: unknown;
+        try {
+          sessionId = (JSON.parse(text) as { session_id?: unknown } | null)?.session_id;
+        } catch {
+          sessionId = undefined;
+        }
+        if (typeof sessionId !== 'string' || sessionId === '') throw errors.unauthenticated('The first message must be {"session_id": "<session_id>"}');
+        const p = await principalFromSession(ctx, sessionId);
+        if (!p) throw errors.unauthenticated('The session is invalid, expired or closed');
+        return p;
+      }
+    },
+  });
+}

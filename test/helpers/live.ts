@@ -1,0 +1,73 @@
+/** Live stream clients for tests: a real WebSocket to a listening app, with a message queue. */
+import { WebSocket, type ClientOptions } from 'ws';
+import type { FastifyInstance } from 'fastify';
+import type { Envelope } from '../../src/domains/live/schemas.js';
+
+export interface Stream {
+  ws: WebSocket;
+  /** Every message received so far, in order. */
+  received: Envelope[];
+  /** The next message not yet taken (of this type when given; others of other types are skipped). */
+  next(type?: string): Promise<Envelope>;
+  /** Resolves when the connection closes. */
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+export function wrap(ws: WebSocket): Stream {
+  const received: Envelope[] = [];
+  let taken = 0;
+  const waiters: (() => void)[] = [];
+  ws.on('message', (data) => {
+    received.push(JSON.parse(String(data)) as Envelope);
+    for (const w of waiters.splice(0)) w();
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.on('close', (code, reason) => {
+      resolve({ code, reason: String(reason) });
+      for (const w of waiters.splice(0)) w();
+    });
+  });
+  return {
+    ws,
+    received,
+    closed,
+    async next(type?: string) {
+      for (;;) {
+        while (taken < received.length) {
+          const m = received[taken++]!;
+          if (type === undefined || m.type === type) return m;
+        }
+        if (ws.readyState === WebSocket.CLOSED) throw new Error(`closed while waiting for ${type ?? 'a message'}`);
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    },
+  };
+}
+
+/** The base ws:// URL of a listening app (listens on a free port the first time). */
+export async function wsBase(app: FastifyInstance): Promise<string> {
+  if (!app.server.listening) await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  return `ws://127.0.0.1:${port}`;
+}
+
+export const streamPath = (groupId: string) => `/api/v4/groups/${groupId}/events/op/subscribe`;
+
+/** Opens the stream; rejects with the HTTP status when the upgrade is refused. */
+export async function connect(app: FastifyInstance, groupId: string, o: ClientOptions & { headers?: Record<string, string> } = {}): Promise<Stream> {
+  const ws = new WebSocket(`${await wsBase(app)}${streamPath(groupId)}`, o);
+  const stream = wrap(ws);
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })));
+    ws.once('error', reject);
+  });
+  return stream;
+}
+
+/** Opens the stream and waits for `subscribed`. */
+export async function subscribe(app: FastifyInstance, groupId: string, headers: Record<string, string>): Promise<Stream> {
+  const s = await connect(app, groupId, { headers });
+  await s.next('subscribed');
+  return s;
+}
