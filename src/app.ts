@@ -51,7 +51,7 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
     rewriteUrl: (req) => rewriteVersion(req.url ?? '/'),
     exposeHeadRoutes: false,
     // Long path values reach validation (and its 422) instead of the router's bare 414.
-    maxParamLength: 1000,
+    routerOptions: { maxParamLength: 1000 },
     frameworkErrors: (error, _req, reply) => {
       const fe = error as FastifyError;
       const status = fe.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;

@@ -138,7 +138,6 @@ describe.skipIf(!onPostgres)('faults (PostgreSQL)', () => {
   it('the process killed in the middle of a GTFS import: the published version and its rows are intact', async () => {
     const small = minimalZip();
     const svc = await startService();
-    const timer = setTimeout(() => console.error('faults: service output so far\n', svc.output().slice(-3000)), 60_000);
     const obs = await observer();
     const dir = await mkdtemp(join(tmpdir(), 'transit-ops-faults-'));
     try {
@@ -147,26 +146,21 @@ describe.skipIf(!onPostgres)('faults (PostgreSQL)', () => {
       const { gtfs_id } = (await up.json()) as { gtfs_id: string };
       expect((await fetch(`${svc.base}/api/v4/groups/${g}/gtfs/${gtfs_id}/publish`, { method: 'POST', headers: admin.auth })).status).toBe(200);
       const before = await snapshotGtfs();
-      console.error('faults: published', new Date().toISOString());
 
       // A big feed, killed while its rows are being loaded.
       const big = bigFeed(4000, 40);
       const path = join(dir, 'big.zip');
       await writeFile(path, big);
       const upload = fetch(`${svc.base}/api/v4/groups/${g}/gtfs`, { method: 'POST', headers: { ...admin.auth, 'content-type': 'application/zip' }, body: big }).catch((e: unknown) => e);
-      console.error('faults: uploading', big.length, new Date().toISOString());
       await waitFor(obs, "query ILIKE 'COPY%' OR query ILIKE 'INSERT INTO stop_times%' OR query ILIKE 'INSERT INTO gtfs_stop_times%'");
-      console.error('faults: killing', new Date().toISOString());
       svc.child.kill('SIGKILL');
       expect(await upload).toBeInstanceOf(Error);
-      console.error('faults: killed', new Date().toISOString());
       await svc.exited;
       await sleep(200);
       expect(await snapshotGtfs()).toEqual(before);
     } finally {
       svc.child.kill('SIGKILL');
       await obs.end();
-      clearTimeout(timer);
       await rm(dir, { recursive: true, force: true });
     }
   }, 300_000);

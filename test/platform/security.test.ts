@@ -120,6 +120,21 @@ describe('rate limits', () => {
   });
 });
 
+describe('text PostgreSQL cannot hold', () => {
+  it('a NUL character in the path, the query or the body is a 422 naming where it is', async () => {
+    const su = await newUser(t, { superuser: true });
+    const body = await inject(t, { method: 'POST', url: `/api/v4/groups/${g}/teams`, headers: su.auth, payload: { team_id: 'nul', name: 'a\u0000b' } });
+    expect(body.status).toBe(422);
+    expect(body.json.detail[0]).toMatchObject({ loc: ['body', 'name'], type: 'string_nul' });
+    const query = await inject(t, { url: `/api/v4/groups/${g}/drivers?driver_code=a%00b`, headers: su.auth });
+    expect(query.status).toBe(422);
+    expect(query.json.detail[0].loc).toEqual(['query', 'driver_code']);
+    const path = await inject(t, { url: '/api/v4/groups/a%00b/vehicles', headers: admin.auth });
+    expect(path.status).toBe(422);
+    expect(path.json.detail[0].loc).toEqual(['path', 'group_id']);
+  });
+});
+
 describe('client address behind proxies', () => {
   it('X-Forwarded-For is believed only from a trusted proxy', async () => {
     const strict = await setup({ config: { trustProxy: false, rateLimits: { login: 1, credentials: 1, exports: 1 } } });

@@ -105,6 +105,8 @@ function toIssue(e: FastifySchemaValidationError, where: string): ValidationIssu
 export function findNul(value: unknown, loc: (string | number)[], depth = 0): (string | number)[] | null {
   if (typeof value === 'string') return value.includes('\u0000') ? loc : null;
   if (depth > 32 || value === null || typeof value !== 'object') return null;
+  // Parsed JSON and forms only: a streamed body (a GTFS zip) is not a value to look into.
+  if (typeof (value as { pipe?: unknown }).pipe === 'function' || ArrayBuffer.isView(value)) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = findNul(value[i], [...loc, i], depth + 1);
