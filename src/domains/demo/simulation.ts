@@ -159,7 +159,7 @@ function driveTrip(
   countAt(r, add, ref, st[0]!, t, load, 0, capacity);
   for (let i = 1; i < st.length; i++) {
     const planned = (st[i]!.arrival - st[i - 1]!.departure) * 1000;
-    const factor = Math.min(1.6, Math.max(0.85, normal(r, peak ? 1.1 : 1.02, 0.08)));
+    const factor = Math.min(1.6, Math.max(0.85, normal(r, peak ? 1.06 : 0.98, 0.07)));
     const arrive = t + planned * factor;
     positions(r, add, ref, t, arrive, st[i - 1]!.dist, st[i]!.dist, every, place, odometerAt);
     const lastStop = i === st.length - 1;
