@@ -208,16 +208,14 @@ function positions(
   }
 }
 
-/** One or two stretches of 3 to 8 minutes during the day when the device has no network. */
+/** One or two stretches of 3 to 8 minutes during the day when the device has no network, each beginning at an item (so it has a backlog). */
 function offlineWindows(r: Rng, items: { at: number }[]): [number, number][] {
-  if (items.length < 2) return [];
-  const first = items[0]!.at;
-  const span = items[items.length - 1]!.at - first;
+  if (items.length < 10) return [];
   const count = intBetween(r, 1, 2);
   const out: [number, number][] = [];
   for (let k = 0; k < count; k++) {
-    const from = first + span * between(r, 0.1, 0.9);
-    out.push([Math.round(from), Math.round(from) + intBetween(r, 3, 8) * 60_000]);
+    const from = items[Math.floor(items.length * between(r, 0.1, 0.9))]!.at;
+    out.push([from, from + intBetween(r, 3, 8) * 60_000]);
   }
   return out.sort((a, b) => a[0] - b[0]);
 }
