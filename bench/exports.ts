@@ -126,10 +126,11 @@ async function main() {
   await admin.query(`CREATE SCHEMA "${schema}"`);
   const db = await openPostgres({ connectionString: url, poolSize: 4, schema });
   const app = await buildApp({ config: testConfig({ databaseUrl: url }), db, logger: false });
+  let base = '';
   try {
     await migrate(db);
     await app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     console.log(`exports over HTTP, PostgreSQL ${url.replace(/\/\/[^@]*@/, '//')} (schema ${schema}), Node ${process.version}${gc ? '' : ' (no --expose-gc: baselines are noisier)'}`);
     console.log('export              rows  seconds   rows/s   MB/s | MB: RSS before  RSS peak  heap before  heap peak  live heap peak');
     const warmup = await group(app.ctx, db);
