@@ -158,7 +158,7 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
     for (const t of ['trip_event', 'position', 'passenger_count', 'trip_start', 'trip_end'] as const) {
       for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);
     }
-    await markTripsDirty(tx, groupId, [...touched.values()], receivedAt);
+    await markTripsDirty(tx, groupId, [...touched.values()]);
 
     const ids = of<SignOn>('sign_on').map((s) => s.item.id);
     return ids.length === 0

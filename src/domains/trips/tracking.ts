@@ -122,13 +122,19 @@ export interface TripRef {
 // and by every read.
 
 /** Marks trips to recompute, inside the transaction that stored their reports. */
-export async function markTripsDirty(tx: Tx | Queryable, groupId: string, trips: readonly TripRef[], at: Date): Promise<void> {
+/**
+ * The mark is the database's clock at the time of marking (not the service's clock, which tests fix
+ * and instances may disagree on): a refresh deletes only marks no newer than the one it read, so a
+ * report committed while a refresh runs keeps its trip in the queue. Marks of one trip are ordered
+ * by the row lock of the upsert.
+ */
+export async function markTripsDirty(tx: Tx | Queryable, groupId: string, trips: readonly TripRef[]): Promise<void> {
   if (trips.length === 0) return;
   await tx.query(
     `INSERT INTO trip_tracking_dirty (group_id, service_date, trip_id, marked_at)
-     SELECT $1, u.service_date, u.trip_id, $4 FROM unnest($2::date[], $3::text[]) AS u(service_date, trip_id)
-     ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET marked_at = GREATEST(trip_tracking_dirty.marked_at, EXCLUDED.marked_at)`,
-    [groupId, trips.map((t) => t.service_date), trips.map((t) => t.trip_id), at],
+     SELECT $1, u.service_date, u.trip_id, clock_timestamp() FROM unnest($2::date[], $3::text[]) AS u(service_date, trip_id)
+     ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET marked_at = GREATEST(trip_tracking_dirty.marked_at, clock_timestamp())`,
+    [groupId, trips.map((t) => t.service_date), trips.map((t) => t.trip_id)],
   );
 }
 
@@ -244,7 +250,28 @@ interface Passage {
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Reads everything recorded for a trip on a date, computes its tracking and stores it. */
+/** Recomputations of one trip in this process, chained: the last to start writes last. */
+const running = new WeakMap<Db, Map<string, Promise<void>>>();
+
+/**
+ * Recomputes the stored tracking of a trip from everything recorded. Two recomputations of the same
+ * trip in one process run one after the other, so an older reading never overwrites a newer one.
+ * (Across instances, a newer mark stays in the queue and a later refresh or read recomputes.)
+ */
 export async function recomputeTrip(db: Db, groupId: string, serviceDate: string, tripId: string): Promise<void> {
+  let chains = running.get(db);
+  if (!chains) running.set(db, (chains = new Map()));
+  const k = `${groupId}\u0000${serviceDate}\u0000${tripId}`;
+  const next = (chains.get(k) ?? Promise.resolve()).catch(() => undefined).then(() => recomputeTripNow(db, groupId, serviceDate, tripId));
+  chains.set(k, next);
+  try {
+    await next;
+  } finally {
+    if (chains.get(k) === next) chains.delete(k);
+  }
+}
+
+async function recomputeTripNow(db: Db, groupId: string, serviceDate: string, tripId: string): Promise<void> {
   const key = [groupId, serviceDate, tripId];
   const [events, positions, runs, counts] = await Promise.all([
     db.query<EventRow>(
