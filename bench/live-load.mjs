@@ -50,9 +50,13 @@ if (process.env.ROLE === 'clients') {
     try {
       const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': keys[i] }, body: JSON.stringify({ items: [item] }) });
       await r.arrayBuffer();
-      if (r.status !== 200) errors++;
-    } catch {
+      if (r.status !== 200) {
+        errors++;
+        if (errors <= 3) console.error(`position refused: ${r.status}`);
+      }
+    } catch (err) {
       errors++;
+      if (errors <= 3) console.error(`position failed: ${err.cause?.code ?? err.message}`);
     }
     requests++;
   };

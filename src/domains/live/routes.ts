@@ -1,6 +1,7 @@
 /** The live stream (spec: Events 1): a WebSocket per client, fed by this instance's hub. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { AppContext } from '../../platform/context.js';
 import { OFFICE, type Access, type Principal } from '../../platform/http/access.js';
@@ -101,7 +102,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
         const scope = await authorizeGroup(ctx, principal, groupId, ACCESS);
         req.principal = principal;
         req.groupScope = scope;
-        await hub.subscribe(socket, scope);
+        await hub.subscribe(socket, scope, (req.raw.socket as Socket | undefined) ?? null);
       };
       void (async () => {
         const atConnection = await authenticate(req);
