@@ -3,7 +3,7 @@
  * exceptions, shapes, frequencies, and evening trips whose times run past 24:00:00.
  * Deterministic (a seeded generator), so runs compare.
  */
-import { ZipFileWriter } from '../test/helpers/zip.js';
+import { ZipFileWriter } from '../src/platform/zip.js';
 
 export interface FeedSize {
   routes: number;

@@ -12,6 +12,10 @@ import { importGtfs } from './domains/gtfs/import/importer.js';
 import { importStations } from './domains/gtfs/rail/service.js';
 import { listVersions, publishGtfs } from './domains/gtfs/service.js';
 import { HttpError, ValidationError } from './platform/http/errors.js';
+import { demoBanner, prepareDemo } from './domains/demo/start.js';
+import { DEMO_GROUP, demoExists, loadDemo } from './domains/demo/load.js';
+import { DEFAULT_SEED } from './domains/demo/network.js';
+import { Simulator } from './domains/demo/simulator.js';
 import { readFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import pino from 'pino';
@@ -45,7 +49,8 @@ function cliContext(c: Config, db: Db): AppContext {
 program
   .command('serve')
   .description('run the HTTP service (migrates the database first)')
-  .action(async () => {
+  .option('--no-simulator', 'with the demo network: do not run the simulator')
+  .action(async (o: { simulator: boolean }) => {
     const c = config();
     const db = await openDatabase(c);
     const { applied } = await migrate(db);
@@ -53,7 +58,10 @@ program
     if (applied.length > 0) app.log.info({ migrations: applied.map((m) => `${m.version} ${m.name}`) }, 'database migrated');
     const superuser = await bootstrapSuperuser(app.ctx);
     if (superuser === 'created') app.log.info({ email: c.superuserEmail }, 'superuser created');
+    if (c.demo !== false && !c.databaseUrl) console.log('transit-ops: preparing the embedded database (the demo network loads on the first start; TRANSIT_OPS_DEMO=0 turns it off)…');
+    const demo = await prepareDemo(app.ctx, c);
 
+    let simulator: Simulator | null = null;
     let closing = false;
     const shutdown = async (signal: string) => {
       if (closing) return;
@@ -65,6 +73,7 @@ program
       }, 30_000);
       force.unref();
       try {
+        await simulator?.stop();
         await app.close();
         await db.close();
       } finally {
@@ -84,8 +93,24 @@ program
         `  API reference: ${base}/docs`,
         `  OpenAPI:       ${base}/api/v4/openapi/internal.json (also public.json, datahub.json)`,
         '',
+        ...(demo.decision === 'off' ? [] : [...demoBanner(base, demo.loaded), '']),
       ].join('\n'),
     );
+    if (demo.decision !== 'off' && o.simulator) {
+      const port = (app.server.address() as { port: number }).port;
+      const local = c.host === '0.0.0.0' || c.host === '::' ? '127.0.0.1' : c.host.includes(':') ? `[${c.host}]` : c.host;
+      simulator = new Simulator({ baseUrl: `http://${local}:${port}`, log: (m) => app.log.warn(m) });
+      const sim = simulator;
+      const started = Date.now();
+      console.log('Simulator: the demo vehicles are signing on and sending what they did so far today (serve --no-simulator turns it off)…');
+      void sim.start().then(
+        () => {
+          console.log(`Simulator: caught up with today in ${((Date.now() - started) / 1000).toFixed(1)} s (${sim.stats.accepted} reports); the vehicles now run in real time.`);
+          if (!closing) sim.run(5000);
+        },
+        (err: unknown) => app.log.error({ err }, 'the simulator could not start'),
+      );
+    }
   });
 
 program
@@ -96,6 +121,50 @@ program
       console.log(`${describeDatabase(c)}: schema is current`);
       void db;
     });
+  });
+
+program
+  .command('demo')
+  .description('the demo network')
+  .command('load')
+  .description(`load the demo network (group "${DEMO_GROUP}": GTFS, resources, accounts, planning of today) into the database`)
+  .action(async () => {
+    await withDatabase(async (db, c) => {
+      const ctx = cliContext(c, db);
+      if (await demoExists(ctx)) throw new UsageError(`the group "${DEMO_GROUP}" already exists in ${describeDatabase(c)}`);
+      const loaded = await loadDemo(ctx);
+      console.log(demoBanner(c.publicUrl ?? `http://localhost:${c.port}`, loaded).join('\n'));
+    });
+  });
+
+program
+  .command('simulate')
+  .description('run the demo network\'s vehicles against a running service, over HTTP (device API, device keys)')
+  .option('--url <url>', 'the service', `http://localhost:${process.env['PORT'] ?? 8080}`)
+  .option('--group <group_id>', 'the demo group', DEMO_GROUP)
+  .option('--seed <n>', 'the seed the demo was loaded with', (v) => Number.parseInt(v, 10), DEFAULT_SEED)
+  .option('--backfill-days <n>', 'also send whole past service days first (history for stats and exports)', (v) => Number.parseInt(v, 10), 0)
+  .option('--once', 'send what is due up to now, then exit (with --backfill-days: a fast backfill)')
+  .option('--admin <email:password>', 'the admin account (device keys, planning)')
+  .option('--reader <email:password>', 'an account that reads planning (operator, regulator, reader)')
+  .action(async (o: { url: string; group: string; seed: number; backfillDays: number; once?: boolean; admin?: string; reader?: string }) => {
+    const account = (v: string | undefined) => {
+      if (!v) return undefined;
+      const i = v.indexOf(':');
+      if (i < 1) throw new UsageError('give an account as email:password');
+      return { email: v.slice(0, i), password: v.slice(i + 1) };
+    };
+    const admin = account(o.admin);
+    const reader = account(o.reader);
+    const sim = new Simulator({ baseUrl: o.url.replace(/\/$/, ''), groupId: o.group, seed: o.seed, backfillDays: o.backfillDays, log: (m) => console.error(m), ...(admin ? { admin } : {}), ...(reader ? { reader } : {}) });
+    const started = Date.now();
+    await sim.start();
+    console.error(`simulator: sent what was due in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(sim.stats)}`);
+    if (o.once) return;
+    sim.run(5000);
+    const stop = () => void sim.stop().then(() => process.exit(0));
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
   });
 
 const user = program.command('user').description('user accounts');

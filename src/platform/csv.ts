@@ -20,13 +20,19 @@ export const CSV_DELIMITER = ';';
 export const LIST_SEPARATOR = ',';
 const FORMULA_START = /^[=+\-@\t\r]/;
 
-export type CsvValue = string | number | boolean | Date | null | undefined | readonly string[];
+/** A number written with a decimal comma (the PCS-CNT coordinates); a number, so never neutralised. */
+export class DecimalComma {
+  constructor(readonly value: number) {}
+}
+
+export type CsvValue = string | number | boolean | Date | DecimalComma | null | undefined | readonly string[];
 
 export function csvCell(v: CsvValue): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '';
   if (v instanceof Date) return v.toISOString();
+  if (v instanceof DecimalComma) return Number.isFinite(v.value) ? String(v.value).replace('.', ',') : '';
   if (Array.isArray(v)) return neutralise(v.join(LIST_SEPARATOR));
   return neutralise(v as string);
 }

@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { feedZip, minimalFiles, minimalZip, uploadZip } from '../helpers/gtfs.js';
-import { zipBuffer } from '../helpers/zip.js';
+import { zipBuffer } from '../../src/platform/zip.js';
 
 // This file's uploads are spooled in a folder of its own, so leftovers are seen (tests run in a process per file).
 const spoolDir = mkdtempSync(join(tmpdir(), 'gtfs-spool-'));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { importGtfs, type ImportOptions } from '../../src/domains/gtfs/import/importer.js';
 import { inject, type TestApp, type TestUser } from './app.js';
-import { zipBuffer, type RawEntry } from './zip.js';
+import { zipBuffer, type RawEntry } from '../../src/platform/zip.js';
 
 /** The third-party feed of the npm package sample-gtfs-feed (its plain CSV files). */
 export const SAMPLE_DIR = join(dirname(createRequire(import.meta.url).resolve('sample-gtfs-feed/package.json')), 'gtfs');

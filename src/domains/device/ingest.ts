@@ -11,6 +11,7 @@ import type { Tx } from '../../platform/db/index.js';
 import { objectId } from '../../platform/ids.js';
 import { gtfsSeconds } from '../gtfs/time.js';
 import { appendHistory, type HistoryEventInput } from './history.js';
+import { markTripsDirty } from '../trips/tracking.js';
 import { publishLive } from './live.js';
 import {
   ITEM_SCHEMAS,
@@ -153,15 +154,17 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
     add(await appendHistory(tx, groupId, deviceId, history, receivedAt));
     await touchLatest(tx, groupId, deviceId, of<Position>('position').filter((p) => accepted.has(p.item.id)), receivedAt);
 
+    // Tracking of the trips these reports touch is recomputed after commit (trips/tracking.ts).
+    for (const t of ['trip_event', 'position', 'passenger_count', 'trip_start', 'trip_end'] as const) {
+      for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);
+    }
+    await markTripsDirty(tx, groupId, [...touched.values()], receivedAt);
+
     const ids = of<SignOn>('sign_on').map((s) => s.item.id);
     return ids.length === 0
       ? []
       : tx.query<{ client_id: string; duty_id: string }>('SELECT client_id, duty_id FROM device_sign_events WHERE group_id = $1 AND device_id = $2 AND client_id = ANY($3::uuid[])', [groupId, deviceId, ids]);
   });
-
-  for (const t of ['trip_event', 'position', 'passenger_count', 'trip_start', 'trip_end'] as const) {
-    for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);
-  }
 
   const all = [...byType.values()].flat();
   const duplicates = [...all.filter((v) => !accepted.has(v.item.id)).map((v) => v.item.id), ...inBatchDuplicates];

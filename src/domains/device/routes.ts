@@ -9,6 +9,7 @@ import { INTERNAL, op } from '../../platform/http/route.js';
 import { DangerZoneRecord } from '../duties/schemas.js';
 import { currentDuty, zonesAround } from '../duties/service.js';
 import { BatchAnswer, DutyRecord, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
+import { refreshSoon } from '../trips/tracking.js';
 import { ingestBatch } from './ingest.js';
 
 const DEVICE = groupRoles(['driver'], 'DeviceApiRoleRequired', 'device');
@@ -45,7 +46,8 @@ export async function deviceRoutes(fastify: FastifyInstance) {
     ),
   }, async (req) => {
     const deviceId = deviceOf(req.principal, req.params.group_id);
-    const { answer } = await ingestBatch(ctx, req.params.group_id, deviceId, req.body.items);
+    const { answer, touchedTrips } = await ingestBatch(ctx, req.params.group_id, deviceId, req.body.items);
+    refreshSoon(ctx, req.params.group_id, touchedTrips);
     return answer;
   });
 

@@ -4,7 +4,8 @@ import { m0002 } from './0002_gtfs.js';
 import { m0003 } from './0003_fleet.js';
 import { m0004 } from './0004_actual.js';
 import { m0005 } from './0005_trip_updates.js';
+import { m0006 } from './0006_tracking.js';
 import { m0007 } from './0007_planning.js';
 
 /** Every migration, in order. A new one is appended here; applied ones never change. */
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0007];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007];

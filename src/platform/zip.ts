@@ -1,7 +1,7 @@
 /**
- * A minimal zip writer for tests and benchmarks (the project reads zips, it never writes them):
- * stored or deflated entries, streamed with data descriptors, and the means to build hostile
- * archives (a name with `..`, a central directory that lies about a size).
+ * A minimal zip writer: the demo network's GTFS feed, test feeds and benchmark feeds. Stored or
+ * deflated entries, streamed with data descriptors; tests also use it to build hostile archives
+ * (a name with `..`, a central directory that lies about a size, an entry flagged encrypted).
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';

@@ -1,0 +1,108 @@
+/**
+ * Trip tracking from device reports: stop passages from events and from positions, delays,
+ * kilometres, late reports, and the overlay of trip updates. Distances: cheap-ruler at 48.85°N
+ * gives 1° of latitude = 111.2068 km, so 0.001° = 0.111 km and S1→S3 (0.02°) = 2.224 km.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trackingOf } from '../../src/domains/trips/tracking.js';
+import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
+import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
+import { importZip, minimalZip } from '../helpers/gtfs.js';
+
+const DATE = '2026-03-02'; // a Monday, Europe/Paris at +01:00: 08:00 local = 07:00Z
+const FEED = {
+  'stops.txt': 'stop_id,stop_name,stop_lat,stop_lon\nS1,First,48.850,2.35\nS2,Second,48.860,2.35\nS3,Third,48.870,2.35\n',
+  'trips.txt': 'route_id,service_id,trip_id,trip_headsign,direction_id,block_id,shape_id\nR1,WK,T1,Third,0,B1,SH1\nR1,WK,T2,Third,0,B1,SH1\n',
+  'shapes.txt': 'shape_id,shape_pt_lat,shape_pt_lon,shape_pt_sequence\nSH1,48.850,2.35,1\nSH1,48.870,2.35,2\n',
+  'stop_times.txt': [
+    'trip_id,arrival_time,departure_time,stop_id,stop_sequence',
+    'T1,08:00:00,08:00:00,S1,1', 'T1,08:10:00,08:11:00,S2,2', 'T1,08:20:00,08:20:00,S3,3',
+    'T2,09:00:00,09:00:00,S1,1', 'T2,09:10:00,09:11:00,S2,2', 'T2,09:20:00,09:20:00,S3,3',
+  ].join('\n') + '\n',
+};
+
+let t: TestApp;
+let g: string;
+let operator: TestUser;
+let dev: Awaited<ReturnType<typeof newDevice>>;
+let bus: string;
+let driver: string;
+const at = (hhmmss: string) => `${DATE}T${hhmmss}Z`;
+const minute = (m: number, s = 0) => new Date(Date.parse(at('07:00:00')) + m * 60_000 + s * 1000).toISOString();
+
+beforeAll(async () => {
+  t = await setup();
+  g = await newGroup(t);
+  operator = await newUser(t, { groupId: g, role: 'operator' });
+  await importZip(t, g, minimalZip(FEED), { publish: true });
+  dev = await newDevice(t, g);
+  bus = await newVehicle(t, g);
+  driver = await newDriver(t, g);
+  expect((await send(t, g, dev.auth, [item('sign_on', at('06:50:00'), { driver_id: driver, vehicle_id: bus })])).json.complete).toBe(true);
+});
+afterAll(async () => t?.close());
+
+const ref = (trip: string) => ({ trip_id: trip, service_date: DATE });
+
+describe('trip tracking', () => {
+  it('times stops from events and, where events are missing, from positions on the shape', async () => {
+    // A position a minute from 07:01 to 07:21, 0.001° north each minute: S2 (0.010° from S1) at 07:11.
+    const positions = Array.from({ length: 21 }, (_, k) => item('position', minute(1 + k), { lat: 48.85 + 0.001 * k, lon: 2.35, gps_valid: true, ...ref('T1') }));
+    const r = await send(t, g, dev.auth, [
+      item('trip_start', minute(-2), ref('T1')),
+      item('trip_event', minute(1), { ...ref('T1'), event: 'departure', stop_id: 'S1', stop_sequence: 1, gps_valid: true }),
+      ...positions,
+      item('trip_event', minute(22), { ...ref('T1'), event: 'arrival', stop_id: 'S3', gps_valid: true }),
+      item('trip_end', minute(23), ref('T1')),
+    ]);
+    expect(r.json.complete).toBe(true);
+
+    const [trip] = await trackingOf(t.db, g, DATE, ['T1'], { now: new Date(minute(30)) });
+    expect(trip!.stops.map((s) => [s.stop_id, s.source, s.actual_at, s.delay_seconds, s.status])).toEqual([
+      ['S1', 'event', minute(1), 60, 'passed'], // departure 07:01 against 08:00 local
+      ['S2', 'position', minute(11), 0, 'passed'], // position on S2 at 07:11, departure 08:11 local
+      ['S3', 'event', minute(22), 120, 'passed'], // last stop: arrival 07:22 against 08:20 local
+    ]);
+    expect(trip).toMatchObject({ status: 'completed', delay_seconds: 120, delay_stop_sequence: 3, recorded: true, vehicle_ids: [bus], driver_ids: [driver], device_ids: [dev.deviceId] });
+    expect(trip!.km).toEqual({ tk: 2.224, vk: 2.224, recorded_commercial_km: 2.224, off_itinerary_km: 0, reliable_km: 2.224, unreliable_km: 0, percent_km: 100 });
+  });
+
+  it('takes late reports into account, and never counts a stop skipped by a trip update as missed', async () => {
+    // T2: departure from S1 only, then the trip ends: S2 and S3 are missed.
+    await send(t, g, dev.auth, [
+      item('trip_start', minute(59), ref('T2')),
+      item('trip_event', minute(60, 30), { ...ref('T2'), event: 'departure', stop_sequence: 1, gps_valid: true }),
+      item('trip_end', minute(80), ref('T2')),
+    ]);
+    let [trip] = await trackingOf(t.db, g, DATE, ['T2'], { now: new Date(minute(90)) });
+    expect(trip!.stops.map((s) => s.status)).toEqual(['passed', 'missed', 'missed']);
+    expect(trip!.status).toBe('partial');
+    expect(trip!.delay_seconds).toBe(30);
+
+    // The S3 arrival arrives late (a device backlog): it counts, and becomes the trip's delay.
+    await send(t, g, dev.auth, [item('trip_event', minute(79), { ...ref('T2'), event: 'arrival', stop_sequence: 3, gps_valid: true })]);
+    [trip] = await trackingOf(t.db, g, DATE, ['T2'], { now: new Date(minute(90)) });
+    expect(trip!.stops.map((s) => s.status)).toEqual(['passed', 'missed', 'passed']);
+    expect(trip!.delay_seconds).toBe(-60); // arrival 08:19Z = 09:19 local against 09:20 local: 60 s early
+
+    // The operator skips S2 for the day: the trip is complete.
+    const put = await inject(t, {
+      method: 'PUT', url: `/api/v4/groups/${g}/trip-updates`, headers: operator.auth,
+      payload: { update_id: 'skip-s2', kind: 'skip_stop', trip_id: 'T2', start_date: DATE, end_date: DATE, stop: { stop_id: 'S2' } },
+    });
+    expect(put.status).toBeLessThan(300);
+    [trip] = await trackingOf(t.db, g, DATE, ['T2'], { now: new Date(minute(90)) });
+    expect(trip!.stops.map((s) => s.status)).toEqual(['passed', 'skipped', 'passed']);
+    expect(trip!.status).toBe('completed');
+  });
+
+  it('lists scheduled trips without records when named, with statuses from the clock', async () => {
+    const before = await trackingOf(t.db, g, '2026-03-03', ['T1'], { now: new Date('2026-03-03T06:00:00Z') });
+    expect(before.map((x) => [x.trip_id, x.status, x.recorded, x.stops.map((s) => s.status)])).toEqual([['T1', 'scheduled', false, ['pending', 'pending', 'pending']]]);
+    // 15 minutes after the scheduled end (08:20 local = 07:20Z): not done.
+    const after = await trackingOf(t.db, g, '2026-03-03', ['T1'], { now: new Date('2026-03-03T07:35:00Z') });
+    expect(after[0]!.status).toBe('not_done');
+    // Without names: only the trips recorded on the date.
+    expect((await trackingOf(t.db, g, DATE)).map((x) => x.trip_id).sort()).toEqual(['T1', 'T2']);
+  });
+});
