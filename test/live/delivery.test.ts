@@ -2,8 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { buildApp } from '../../src/app.js';
+import { createApiKey, revokeApiKey } from '../../src/domains/auth/service.js';
 import { liveHub } from '../../src/domains/live/routes.js';
-import { newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
+import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, send } from '../helpers/actual.js';
 import { engine } from '../helpers/db.js';
 import { connect, streamPath, subscribe, wrap, type Stream } from '../helpers/live.js';
@@ -46,7 +47,7 @@ describe('live stream delivery', () => {
     healthy.ws.close();
   });
 
-  it('drops a peer that stops answering pings', async () => {
+  it('drops a peer that stops answering pings, and ends streams whose session ended or key was revoked', async () => {
     // An app of its own (same database) with a short heartbeat; the other tests' paused client would be dropped too.
     const quick = await buildApp({ config: { ...t.ctx.config, live: { ...t.ctx.config.live, heartbeatMs: 1000 } }, db: t.db, logger: false });
     try {
@@ -55,6 +56,18 @@ describe('live stream delivery', () => {
       const alive = await subscribe(quick, g, reader.auth);
       expect((await deaf.closed).code).toBe(1006);
       expect(liveHub(quick.ctx)!.stats.deadPeersDropped).toBe(1);
+      expect(alive.ws.readyState).toBe(WebSocket.OPEN);
+
+      // The heartbeat also checks the credentials again: a logout or a revoked key ends the stream.
+      const leaving = await newUser(t, { groupId: g, role: 'reader' });
+      const session = await subscribe(quick, g, leaving.auth);
+      const key = await createApiKey(t.ctx, { userId: null } as never, g, { role: 'reader', group_ids: [g] });
+      const byKey = await subscribe(quick, g, { 'x-api-key': key.value });
+      expect((await inject(t, { url: '/api/v4/logout', headers: leaving.auth })).status).toBe(204);
+      await revokeApiKey(t.ctx, g, key.api_key_id);
+      expect(await session.closed).toEqual({ code: 4401, reason: 'Unauthenticated' });
+      expect(await byKey.closed).toEqual({ code: 4401, reason: 'Unauthenticated' });
+      expect(session.received.at(-1)).toMatchObject({ type: 'error', data: { code: 'Unauthenticated' } });
       expect(alive.ws.readyState).toBe(WebSocket.OPEN);
       alive.ws.close();
     } finally {

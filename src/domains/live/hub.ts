@@ -15,10 +15,11 @@
 import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
 import type { AppContext } from '../../platform/context.js';
-import type { GroupScope } from '../../platform/http/access.js';
+import type { GroupScope, Principal } from '../../platform/http/access.js';
 import { teamsVisible } from '../../platform/http/teams.js';
 import { localDate } from '../../platform/time.js';
 import type { LiveReport } from '../device/live.js';
+import { stillValid } from '../auth/service.js';
 import { getTripUpdate } from '../updates/service.js';
 import { Attributions } from './attribution.js';
 import { LIVE_CHANNEL, type LiveNotice, type TripUpdateNotice } from './channel.js';
@@ -37,6 +38,9 @@ interface Client {
   /** The TCP socket under the WebSocket, for batched writes of ready frames; null in-process (tests' injectWS). */
   tcp: Socket | null;
   scope: GroupScope;
+  /** The session or API key the client subscribed with, checked again at each heartbeat (a JWT is checked only at subscription). */
+  sessionHash: string | null;
+  apiKeyId: string | null;
   alive: boolean;
   closing: boolean;
   pending: Buffer[];
@@ -66,6 +70,7 @@ export interface HubStats {
   delivered: number;
   slowClientsClosed: number;
   deadPeersDropped: number;
+  credentialsEnded: number;
 }
 
 export class LiveHub {
@@ -78,7 +83,7 @@ export class LiveHub {
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly toFlush = new Set<Client>();
   private closed = false;
-  readonly stats: HubStats = { clients: 0, delivered: 0, slowClientsClosed: 0, deadPeersDropped: 0 };
+  readonly stats: HubStats = { clients: 0, delivered: 0, slowClientsClosed: 0, deadPeersDropped: 0, credentialsEnded: 0 };
 
   constructor(
     private readonly ctx: AppContext,
@@ -88,11 +93,11 @@ export class LiveHub {
   }
 
   /** Adds an authorised client; resolves once the instance listens, so nothing stored after is missed. */
-  async subscribe(ws: WebSocket, scope: GroupScope, tcp: Socket | null): Promise<void> {
+  async subscribe(ws: WebSocket, scope: GroupScope, principal: Pick<Principal, 'sessionHash' | 'apiKeyId'>, tcp: Socket | null): Promise<void> {
     await this.listen();
     if (!this.groups.has(scope.groupId)) await this.attributions.warm(scope.groupId, this.ctx.clock.now().getTime());
     if (ws.readyState !== WebSocket.OPEN) return;
-    const client: Client = { ws, tcp, scope, alive: true, closing: false, pending: [], pendingBytes: 0 };
+    const client: Client = { ws, tcp, scope, sessionHash: principal.sessionHash, apiKeyId: principal.apiKeyId, alive: true, closing: false, pending: [], pendingBytes: 0 };
     let set = this.groups.get(scope.groupId);
     if (!set) this.groups.set(scope.groupId, (set = new Set()));
     set.add(client);
@@ -227,6 +232,23 @@ export class LiveHub {
     }
   }
 
+  /** A client whose session ended (logout, expiry) or whose API key was revoked is closed 4401. */
+  private async recheckCredentials(): Promise<void> {
+    const clients = [...this.groups.values()].flatMap((set) => [...set]).filter((c) => c.sessionHash !== null || c.apiKeyId !== null);
+    if (clients.length === 0) return;
+    const distinct = (ids: (string | null)[]) => [...new Set(ids.filter((id): id is string => id !== null))];
+    const valid = await stillValid(this.ctx, distinct(clients.map((c) => c.sessionHash)), distinct(clients.map((c) => c.apiKeyId)));
+    for (const c of clients) {
+      if (valid.has((c.sessionHash ?? c.apiKeyId)!) || c.closing) continue;
+      this.stats.credentialsEnded++;
+      this.send(c, message(envelope('error', c.scope.groupId, this.ctx.clock.now(), { code: 'Unauthenticated', detail: 'The session ended or the API key was revoked' })));
+      this.flush();
+      c.closing = true;
+      c.ws.close(CLOSE.unauthenticated, 'Unauthenticated');
+      this.remove(c);
+    }
+  }
+
   private startHeartbeat(): void {
     if (this.heartbeat || this.closed) return;
     this.heartbeat = setInterval(() => {
@@ -242,6 +264,7 @@ export class LiveHub {
           c.ws.ping();
         }
       }
+      void this.recheckCredentials().catch((err: unknown) => this.ctx.log.warn({ err }, 'live credential check failed'));
     }, this.opts.heartbeatMs);
     this.heartbeat.unref();
   }
