@@ -1,4 +1,5 @@
 /** The live stream under stress: slow clients, dead peers, and several instances on one database. */
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { buildApp } from '../../src/app.js';
@@ -47,18 +48,26 @@ describe('live stream delivery', () => {
     healthy.ws.close();
   });
 
-  it('drops a peer that stops answering pings, and ends streams whose session ended or key was revoked', async () => {
-    // An app of its own (same database) with a short heartbeat; the other tests' paused client would be dropped too.
-    const quick = await buildApp({ config: { ...t.ctx.config, live: { ...t.ctx.config.live, heartbeatMs: 1000 } }, db: t.db, logger: false });
-    try {
+  describe('heartbeat', () => {
+    // An app of its own (same database) with a short heartbeat: the paused client above would be dropped too.
+    let quick: FastifyInstance;
+    beforeAll(async () => {
+      quick = await buildApp({ config: { ...t.ctx.config, live: { ...t.ctx.config.live, heartbeatMs: 1000 } }, db: t.db, logger: false });
       await quick.ready();
+    });
+    afterAll(async () => quick?.close());
+
+    it('drops a peer that stops answering pings', async () => {
       const deaf = await connect(quick, g, { headers: reader.auth, autoPong: false });
       const alive = await subscribe(quick, g, reader.auth);
       expect((await deaf.closed).code).toBe(1006);
       expect(liveHub(quick.ctx)!.stats.deadPeersDropped).toBe(1);
       expect(alive.ws.readyState).toBe(WebSocket.OPEN);
+      alive.ws.close();
+    });
 
-      // The heartbeat also checks the credentials again: a logout or a revoked key ends the stream.
+    it('ends the streams whose session ended or whose API key was revoked (4401)', async () => {
+      const alive = await subscribe(quick, g, reader.auth);
       const leaving = await newUser(t, { groupId: g, role: 'reader' });
       const session = await subscribe(quick, g, leaving.auth);
       const key = await createApiKey(t.ctx, { userId: null } as never, g, { role: 'reader', group_ids: [g] });
@@ -70,9 +79,7 @@ describe('live stream delivery', () => {
       expect(session.received.at(-1)).toMatchObject({ type: 'error', data: { code: 'Unauthenticated' } });
       expect(alive.ws.readyState).toBe(WebSocket.OPEN);
       alive.ws.close();
-    } finally {
-      await quick.close();
-    }
+    });
   });
 
   it.skipIf(engine === 'pglite')(
