@@ -7,7 +7,7 @@ import { migrate } from '../src/platform/db/migrate.js';
 export const DATABASE_URL = process.env['DATABASE_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
 
 /** A fresh schema on the PostgreSQL server (dropped by `drop`), or an in-memory PGlite. */
-export async function benchDatabase(engine: 'postgres' | 'pglite'): Promise<{ db: Db; drop: () => Promise<void> }> {
+export async function benchDatabase(engine: 'postgres' | 'pglite'): Promise<{ db: Db; schema?: string; drop: () => Promise<void> }> {
   if (engine === 'pglite') {
     const db = await openDatabase({ databaseUrl: undefined, dataDir: 'memory://', databasePoolSize: 1 });
     await migrate(db);
@@ -22,6 +22,7 @@ export async function benchDatabase(engine: 'postgres' | 'pglite'): Promise<{ db
   await migrate(db);
   return {
     db,
+    schema,
     drop: async () => {
       await db.close();
       const c = new pg.Client({ connectionString: DATABASE_URL });

@@ -2,7 +2,7 @@
  * buildApp(): the platform plugins, then each domain. No listen() here: main.ts listens, tests
  * inject or listen on port 0.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
@@ -17,10 +17,11 @@ import type { Access } from './platform/http/access.js';
 import type { Db } from './platform/db/index.js';
 import { HttpError, ValidationError } from './platform/http/errors.js';
 import { metricsPlugin } from './platform/http/metrics.js';
+import { securityPlugin } from './platform/http/security.js';
 import { DOCUMENTS, VERSIONS, documentBuilder, swaggerOptions, type Version } from './platform/http/openapi.js';
 import { ajvFormats } from './platform/http/params.js';
 import type { Document } from './platform/http/route.js';
-import { toIssues } from './platform/http/validation.js';
+import { findNul, toIssues } from './platform/http/validation.js';
 import { objectId } from './platform/ids.js';
 import { apiDomains, rootDomains } from './domains/index.js';
 import { authHook } from './domains/auth/hook.js';
@@ -49,7 +50,14 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
     genReqId: () => objectId(),
     rewriteUrl: (req) => rewriteVersion(req.url ?? '/'),
     exposeHeadRoutes: false,
-    trustProxy: true,
+    // Long path values reach validation (and its 422) instead of the router's bare 414.
+    routerOptions: { maxParamLength: 1000 },
+    frameworkErrors: (error, _req, reply) => {
+      const fe = error as FastifyError;
+      const status = fe.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+      void (reply as unknown as FastifyReply).status(status).send({ detail: fe.message, code: status === 414 ? 'UriTooLong' : 'BadUrl' });
+    },
+    trustProxy: config.trustProxy,
     return503OnClosing: true,
     ajv: {
       customOptions: { allErrors: true, verbose: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
@@ -79,6 +87,10 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  app.addHook('preValidation', async (req) => {
+    const loc = findNul(req.params, ['path']) ?? findNul(req.query, ['query']) ?? findNul(req.body, ['body']);
+    if (loc) throw new ValidationError([{ loc, msg: 'contains a NUL character (\\u0000), which text values cannot hold', type: 'string_nul' }]);
+  });
 
   app.setErrorHandler((error: FastifyError | HttpError | ValidationError, req, reply) => {
     if ('validation' in error && error.validation) {
@@ -104,6 +116,7 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
     reply.status(404).send({ detail: `No route ${req.method} ${req.url}`, code: 'RouteNotFound' });
   });
 
+  await securityPlugin(app, config);
   await app.register(cookie);
   // Before the access hook: it reads req.ws (set by this plugin) to let a WebSocket route check its
   // credential after the upgrade. Client messages are small ({"session_id": …}).
@@ -143,7 +156,10 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   );
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { docExpansion: 'none', deepLinking: true, defaultModelsExpandDepth: 0 },
+    uiConfig: { docExpansion: 'none', deepLinking: true, defaultModelsExpandDepth: 0, validatorUrl: null },
+    // swagger-ui's own policy (its files, its inline style hashes), replacing the global one.
+    staticCSP: true,
+    transformStaticCSP: (header: string) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
     transformSpecification: () => documents('v4', 'internal'),
     transformSpecificationClone: false,
   });

@@ -54,6 +54,25 @@ export interface Config {
   gtfs: GtfsLimits;
   /** The live stream (WebSocket). */
   live: LiveSettings;
+  /**
+   * Which peers may set X-Forwarded-For / -Proto / -Host (Fastify's trustProxy): `true`, `false`,
+   * or a comma-separated list of addresses, CIDR ranges and the names loopback, linklocal,
+   * uniquelocal. The client address of rate limits and login throttling comes from it.
+   */
+  trustProxy: boolean | string;
+  /** Web origins allowed to call the API from a browser (CORS); empty: no cross-origin access. */
+  corsAllowedOrigins: string[];
+  /** Requests per minute of each rate-limited kind of operation (src/platform/http/security.ts). */
+  rateLimits: RateLimits;
+}
+
+export interface RateLimits {
+  /** POST /login and /login-scoped, per client address. */
+  login: number;
+  /** API key creation, per caller. */
+  credentials: number;
+  /** CSV exports, per caller. */
+  exports: number;
 }
 
 export interface LiveSettings {
@@ -125,7 +144,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       heartbeatMs: r.int('LIVE_HEARTBEAT_SECONDS', { default: 30, min: 1, max: 3600 }) * 1000,
       authTimeoutMs: r.int('LIVE_AUTH_TIMEOUT_SECONDS', { default: 5, min: 1, max: 300 }) * 1000,
     },
+    trustProxy: trustProxyOf(r.str('TRUST_PROXY', { default: 'loopback,linklocal,uniquelocal' })),
+    corsAllowedOrigins: r.origins('CORS_ALLOWED_ORIGINS'),
+    rateLimits: {
+      login: r.int('RATE_LIMIT_LOGIN_PER_MINUTE', { default: 20, min: 1 }),
+      credentials: r.int('RATE_LIMIT_API_KEYS_PER_MINUTE', { default: 10, min: 1 }),
+      exports: r.int('RATE_LIMIT_EXPORTS_PER_MINUTE', { default: 30, min: 1 }),
+    },
   };
+  if (config.corsAllowedOrigins.includes('*')) r.problem('CORS_ALLOWED_ORIGINS cannot be *: cross-origin calls carry credentials, so name each origin');
   if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) r.problem('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');
   if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {
     r.problem('TRANSIT_OPS_SUPERUSER_EMAIL and TRANSIT_OPS_SUPERUSER_PASSWORD must be set together');
@@ -134,7 +161,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return config;
 }
 
+function trustProxyOf(v: string): boolean | string {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  return v;
+}
+
 /** A configuration for tests and embedding: defaults, overridden by the given values. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({}), dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, ...overrides };
+  // Rate limits are raised so that suites making many logins from one address test what they name;
+  // test/platform/security.test.ts sets them low to test the limits themselves.
+  const rateLimits = { login: 100_000, credentials: 100_000, exports: 100_000 };
+  return { ...loadConfig({}), dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, ...overrides };
 }

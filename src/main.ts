@@ -12,10 +12,7 @@ import { importGtfs } from './domains/gtfs/import/importer.js';
 import { importStations } from './domains/gtfs/rail/service.js';
 import { listVersions, publishGtfs } from './domains/gtfs/service.js';
 import { HttpError, ValidationError } from './platform/http/errors.js';
-import { demoBanner, prepareDemo } from './domains/demo/start.js';
-import { DEMO_GROUP, demoExists, loadDemo } from './domains/demo/load.js';
-import { DEFAULT_SEED } from './domains/demo/network.js';
-import { Simulator } from './domains/demo/simulator.js';
+import type { Simulator } from './domains/demo/simulator.js';
 import { readFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import pino from 'pino';
@@ -59,6 +56,8 @@ program
     const superuser = await bootstrapSuperuser(app.ctx);
     if (superuser === 'created') app.log.info({ email: c.superuserEmail }, 'superuser created');
     if (c.demo !== false && !c.databaseUrl) console.log('transit-ops: preparing the embedded database (the demo network loads on the first start; TRANSIT_OPS_DEMO=0 turns it off)…');
+    // The demo's modules load only when a command needs them (a lighter start for the others).
+    const { demoBanner, prepareDemo } = await import('./domains/demo/start.js');
     const demo = await prepareDemo(app.ctx, c);
 
     let simulator: Simulator | null = null;
@@ -99,6 +98,7 @@ program
     if (demo.decision !== 'off' && o.simulator) {
       const port = (app.server.address() as { port: number }).port;
       const local = c.host === '0.0.0.0' || c.host === '::' ? '127.0.0.1' : c.host.includes(':') ? `[${c.host}]` : c.host;
+      const { Simulator } = await import('./domains/demo/simulator.js');
       simulator = new Simulator({ baseUrl: `http://${local}:${port}`, log: (m) => app.log.warn(m) });
       const sim = simulator;
       const started = Date.now();
@@ -127,8 +127,10 @@ program
   .command('demo')
   .description('the demo network')
   .command('load')
-  .description(`load the demo network (group "${DEMO_GROUP}": GTFS, resources, accounts, planning of today) into the database`)
+  .description('load the demo network (group "demo": GTFS, resources, accounts, planning of today) into the database')
   .action(async () => {
+    const { DEMO_GROUP, demoExists, loadDemo } = await import('./domains/demo/load.js');
+    const { demoBanner } = await import('./domains/demo/start.js');
     await withDatabase(async (db, c) => {
       const ctx = cliContext(c, db);
       if (await demoExists(ctx)) throw new UsageError(`the group "${DEMO_GROUP}" already exists in ${describeDatabase(c)}`);
@@ -141,13 +143,14 @@ program
   .command('simulate')
   .description('run the demo network\'s vehicles against a running service, over HTTP (device API, device keys)')
   .option('--url <url>', 'the service', `http://localhost:${process.env['PORT'] ?? 8080}`)
-  .option('--group <group_id>', 'the demo group', DEMO_GROUP)
-  .option('--seed <n>', 'the seed the demo was loaded with', (v) => Number.parseInt(v, 10), DEFAULT_SEED)
+  .option('--group <group_id>', 'the demo group', 'demo')
+  .option('--seed <n>', 'the seed the demo was loaded with (default 2026)', (v) => Number.parseInt(v, 10))
   .option('--backfill-days <n>', 'also send whole past service days first (history for stats and exports)', (v) => Number.parseInt(v, 10), 0)
   .option('--once', 'send what is due up to now, then exit (with --backfill-days: a fast backfill)')
   .option('--admin <email:password>', 'the admin account (device keys, planning)')
   .option('--reader <email:password>', 'an account that reads planning (operator, regulator, reader)')
-  .action(async (o: { url: string; group: string; seed: number; backfillDays: number; once?: boolean; admin?: string; reader?: string }) => {
+  .action(async (o: { url: string; group: string; seed?: number; backfillDays: number; once?: boolean; admin?: string; reader?: string }) => {
+    const { Simulator } = await import('./domains/demo/simulator.js');
     const account = (v: string | undefined) => {
       if (!v) return undefined;
       const i = v.indexOf(':');
@@ -156,7 +159,7 @@ program
     };
     const admin = account(o.admin);
     const reader = account(o.reader);
-    const sim = new Simulator({ baseUrl: o.url.replace(/\/$/, ''), groupId: o.group, seed: o.seed, backfillDays: o.backfillDays, log: (m) => console.error(m), ...(admin ? { admin } : {}), ...(reader ? { reader } : {}) });
+    const sim = new Simulator({ baseUrl: o.url.replace(/\/$/, ''), groupId: o.group, ...(o.seed !== undefined ? { seed: o.seed } : {}), backfillDays: o.backfillDays, log: (m) => console.error(m), ...(admin ? { admin } : {}), ...(reader ? { reader } : {}) });
     const started = Date.now();
     await sim.start();
     console.error(`simulator: sent what was due in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(sim.stats)}`);

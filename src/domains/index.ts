@@ -8,6 +8,7 @@ import { liveRoutes } from './live/routes.js';
 import { gtfsRoutes } from './gtfs/routes.js';
 import { onDemandRoutes } from './gtfs/on-demand/routes.js';
 import { railRoutes } from './gtfs/rail/routes.js';
+import { liveMapPage, liveMapRoutes } from './livemap/routes.js';
 import { movementRoutes } from './movements/routes.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { planningRoutes } from './planning/routes.js';
@@ -22,7 +23,8 @@ type Plugin = (app: FastifyInstance) => Promise<void>;
 export const apiDomains: readonly Plugin[] = [
   authRoutes, groupRoutes, userRoutes, gtfsRoutes, onDemandRoutes, railRoutes, fleetRoutes, planningRoutes, ratingRoutes,
   notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes, liveRoutes,
+  liveMapRoutes,
 ];
 
 /** Domains with paths outside /api/v4. */
-export const rootDomains: readonly Plugin[] = [navDataProcessorRoutes];
+export const rootDomains: readonly Plugin[] = [navDataProcessorRoutes, liveMapPage];

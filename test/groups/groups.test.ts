@@ -155,5 +155,5 @@ describe.runIf(engine === 'pglite')('transit-ops user create', () => {
     expect(short.stderr).toContain('at least 8 characters');
     const noStdin = run(['user', 'create', '--email', 'x@example.org'], '');
     expect(noStdin.stderr).toContain('--password-stdin');
-  });
+  }, 240_000); // three process starts, each compiling TypeScript: slow on a loaded machine
 });

@@ -29,4 +29,19 @@ describe('configuration', () => {
     expect(() => loadConfig({ DATABASE_URL: 'http://user:hunter2@db/x' })).toThrow(/user:\*\*\*@/);
     expect(() => loadConfig({ DATABASE_URL: 'http://user:hunter2@db/x' })).not.toThrow(/hunter2/);
   });
+
+  it('reads the CORS allow-list as origins, and names a bad one', () => {
+    expect(loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example.org, http://localhost:3000' }).corsAllowedOrigins).toEqual(['https://a.example.org', 'http://localhost:3000']);
+    expect(loadConfig({}).corsAllowedOrigins).toEqual([]);
+    for (const bad of ['*', 'https://a.example.org/path', 'ftp://a.example.org']) {
+      expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: bad }), bad).toThrow(/CORS_ALLOWED_ORIGINS/);
+    }
+  });
+
+  it('trusts forwarded headers from private networks only, unless told otherwise', () => {
+    expect(loadConfig({}).trustProxy).toBe('loopback,linklocal,uniquelocal');
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toBe('10.0.0.0/8');
+    expect(loadConfig({}).rateLimits).toEqual({ login: 20, credentials: 10, exports: 30 });
+  });
 });

@@ -5,7 +5,8 @@
  * the next one is not tried, so a stale header never silently falls back to a cookie.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errors } from '../../platform/http/errors.js';
+import { errors, invalid } from '../../platform/http/errors.js';
+import { GROUP_ID } from '../../platform/http/params.js';
 import type { Principal } from '../../platform/http/access.js';
 import { getGroup } from '../groups/service.js';
 import { looksLikeJwt } from './oidc.js';
@@ -47,6 +48,11 @@ export async function authHook(req: FastifyRequest, _reply: FastifyReply): Promi
   if (!access) return;
   const ctx = req.server.ctx;
   const groupId = (req.params as { group_id?: string } | undefined)?.group_id;
+  // The hook runs before validation: a group_id that could not be one is refused as validation
+  // would, before it reaches a query.
+  if (groupId !== undefined && !GROUP_ID.test(groupId)) {
+    throw invalid(['path', 'group_id'], `must match ${GROUP_ID.source}, 1 to 64 characters`, 'string_pattern_mismatch', groupId.slice(0, 100));
+  }
 
   if (access.kind === 'public') {
     if (access.group && groupId !== undefined) {

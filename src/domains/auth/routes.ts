@@ -33,7 +33,7 @@ const scopedLoginSchema = (operationId: string, description: string) =>
       operationId,
       summary: 'Log in for automation, bounded by scopes and an expiry',
       description,
-      tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors,
+      tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors, rateLimit: 'login',
     },
     { querystring: LoginScopedQuery, body: LoginForm, response: { 200: LoginResponse } },
   );
@@ -74,7 +74,7 @@ export async function authRoutes(fastify: FastifyInstance) {
         operationId: 'login',
         summary: 'Log in with email and password',
         description: 'Opens a session: the answer carries session_id and expires_days, and sets the session_id cookie (HttpOnly, Secure, SameSite=Lax). With device_id, a driver session bound to that device.',
-        tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors,
+        tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors, rateLimit: 'login',
       },
       { querystring: LoginQuery, body: LoginForm, response: { 200: LoginResponse } },
     ),
@@ -98,7 +98,7 @@ export async function authRoutes(fastify: FastifyInstance) {
       {
         operationId: 'createGroupApiKey', summary: 'Create an API key bound to the group',
         description: 'Needs a session (not an API key) holding the admin role. The key is returned once, in `value`.',
-        tags: ['auth'], access: groupRoles(ADMIN, 'CreateApiKeyRoleRequired', 'admin'), documents: PUBLIC,
+        tags: ['auth'], access: groupRoles(ADMIN, 'CreateApiKeyRoleRequired', 'admin'), documents: PUBLIC, rateLimit: 'credentials',
         errors: { 403: { SessionRequired: 'API keys are created from a session, not from another key' } },
       },
       { params: GroupParams, body: CreateApiKeyBody, response: { 201: ApiKeyCreated } },
@@ -129,7 +129,7 @@ export async function authRoutes(fastify: FastifyInstance) {
 
   app.post('/api-keys', {
     schema: op(
-      { operationId: 'createApiKey', summary: 'Create an API key spanning several groups, or a superuser key', description: 'A superuser key is a key whose user_id is a superuser.', tags: ['auth'], access: superuserOnly('admin'), documents: INTERNAL },
+      { operationId: 'createApiKey', summary: 'Create an API key spanning several groups, or a superuser key', description: 'A superuser key is a key whose user_id is a superuser.', tags: ['auth'], access: superuserOnly('admin'), documents: INTERNAL, rateLimit: 'credentials' },
       { body: CreateApiKeyBody, response: { 201: ApiKeyCreated } },
     ),
   }, async (req, reply) => {

@@ -159,7 +159,7 @@ function driveTrip(
   countAt(r, add, ref, st[0]!, t, load, 0, capacity);
   for (let i = 1; i < st.length; i++) {
     const planned = (st[i]!.arrival - st[i - 1]!.departure) * 1000;
-    const factor = Math.min(1.6, Math.max(0.85, normal(r, peak ? 1.1 : 1.02, 0.08)));
+    const factor = Math.min(1.6, Math.max(0.85, normal(r, peak ? 1.06 : 0.98, 0.07)));
     const arrive = t + planned * factor;
     positions(r, add, ref, t, arrive, st[i - 1]!.dist, st[i]!.dist, every, place, odometerAt);
     const lastStop = i === st.length - 1;
@@ -208,16 +208,14 @@ function positions(
   }
 }
 
-/** One or two stretches of 3 to 8 minutes during the day when the device has no network. */
+/** One or two stretches of 3 to 8 minutes during the day when the device has no network, each beginning at an item (so it has a backlog). */
 function offlineWindows(r: Rng, items: { at: number }[]): [number, number][] {
-  if (items.length < 2) return [];
-  const first = items[0]!.at;
-  const span = items[items.length - 1]!.at - first;
+  if (items.length < 10) return [];
   const count = intBetween(r, 1, 2);
   const out: [number, number][] = [];
   for (let k = 0; k < count; k++) {
-    const from = first + span * between(r, 0.1, 0.9);
-    out.push([Math.round(from), Math.round(from) + intBetween(r, 3, 8) * 60_000]);
+    const from = items[Math.floor(items.length * between(r, 0.1, 0.9))]!.at;
+    out.push([from, from + intBetween(r, 3, 8) * 60_000]);
   }
   return out.sort((a, b) => a[0] - b[0]);
 }

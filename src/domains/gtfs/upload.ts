@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
-import { HttpError, invalid } from '../../platform/http/errors.js';
+import { HttpError, ValidationError, invalid } from '../../platform/http/errors.js';
 
 /** Content types taken as a raw zip body. */
 export const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/octet-stream'];
@@ -55,7 +55,9 @@ export async function receiveUpload(req: FastifyRequest, limit: number): Promise
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge(limit);
     if (code === 'FST_FILES_LIMIT') throw invalid(['body'], 'Send one file only: the GTFS zip', 'value_error');
     if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') throw invalid(['body'], 'The form has too many parts: send the GTFS zip and, optionally, a name field', 'value_error');
-    throw err;
+    if (err instanceof HttpError || err instanceof ValidationError || (err as NodeJS.ErrnoException).syscall) throw err;
+    // The form parser's own complaints (no boundary, truncated form, malformed part header).
+    throw invalid(['body'], `The body is not a valid multipart/form-data form: ${(err as Error).message}`, 'value_error');
   }
   if (path === undefined) throw invalid(['body', 'file'], 'The form holds no file: send the GTFS zip as its one file', 'missing');
   const file = path;

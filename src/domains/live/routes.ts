@@ -19,10 +19,15 @@ const hubs = new WeakMap<AppContext, LiveHub>();
 /** The hub of an app (its counters: tests, benchmarks, metrics). */
 export const liveHub = (ctx: AppContext): LiveHub | undefined => hubs.get(ctx);
 
-/** A browser may open the stream only from an allowed origin (cross-site WebSocket hijacking). */
-export function originAllowed(origin: string | undefined, allowed: readonly string[], publicUrl: string | undefined): boolean {
+/**
+ * A browser may open the stream only from an allowed origin (cross-site WebSocket hijacking).
+ * The service's own pages (the live network page, /live) are same-origin: an Origin whose host
+ * is the request's Host is accepted.
+ */
+export function originAllowed(origin: string | undefined, allowed: readonly string[], publicUrl: string | undefined, host?: string): boolean {
   if (origin === undefined) return true;
   if (allowed.includes('*') || allowed.includes(origin)) return true;
+  if (host !== undefined && URL.canParse(origin) && new URL(origin).host === host) return true;
   return publicUrl !== undefined && new URL(publicUrl).origin === origin;
 }
 
@@ -42,7 +47,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
     `**Close codes** (the close reason is the error name; an \`error\` message with \`{code, detail}\` precedes the close): ${CLOSE.unauthenticated} \`Unauthenticated\` (no credential in time, a first message that is not \`{"session_id": "…"}\`, an invalid, expired or revoked credential); ` +
       `${CLOSE.forbidden} \`NoRole\`, \`SubscribeEventsRoleRequired\`, \`ScopeNotAllowed\` or \`Auth0LoginRequired\`; ${CLOSE.groupNotFound} \`GroupNotFound\`; ` +
       `${CLOSE.slowClient} \`SlowClient\` (more than LIVE_MAX_BUFFERED_BYTES, default 1 MiB, of messages not yet read: the client is closed, not buffered for); ${CLOSE.goingAway} \`GoingAway\` (the instance stops: reconnect); ${CLOSE.internalError} on an unexpected failure.`,
-    '**Origin**: a request with an Origin header not listed in LIVE_ALLOWED_ORIGINS (nor PUBLIC_URL\'s origin) is refused before the upgrade with HTTP 403 `OriginNotAllowed`. Requests without Origin (not browsers) are accepted.',
+    '**Origin**: a request with an Origin header not listed in LIVE_ALLOWED_ORIGINS (nor PUBLIC_URL\'s origin, nor the service\'s own origin: the host of the Host header) is refused before the upgrade with HTTP 403 `OriginNotAllowed`. Requests without Origin (not browsers) are accepted.',
     `**Messages**: ${deviceTypes}; \`trip_update\` (an operator recorded, ended early or removed a trip update); control messages ${CONTROL_TYPES.map((c) => `\`${c}\``).join(', ')}. ` +
       'Device messages carry the report item as the device sent it (less `type` and `at`) with `device_id`, `duty_id`, `driver_id` and `vehicle_id`: the duty open on the device at the item\'s time, else the device\'s provisioned vehicle. ' +
       '`at` is the item\'s time; for `trip_update`, the time of the operator action, and `data` is `{action: put|ended|removed, update: <TripUpdateRecord>}`. Late or replayed reports are pushed when stored (their `at` tells); duplicates are not pushed again.',
@@ -71,7 +76,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
       },
     ),
     onRequest: async (req) => {
-      if (!originAllowed(req.headers.origin, settings.allowedOrigins, ctx.config.publicUrl)) {
+      if (!originAllowed(req.headers.origin, settings.allowedOrigins, ctx.config.publicUrl, req.headers.host)) {
         throw errors.forbidden('OriginNotAllowed', `Origin ${JSON.stringify(req.headers.origin)} may not open the live stream (LIVE_ALLOWED_ORIGINS)`);
       }
     },

@@ -33,8 +33,12 @@ export async function openPostgres(o: PostgresOptions): Promise<Db> {
     ...(o.schema ? { options: `-c search_path=${quoteIdent(o.schema)}` } : {}),
   };
   const pool = new pg.Pool({ ...clientConfig, max: o.poolSize, idleTimeoutMillis: 30_000 });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  // A client losing its connection must not crash the process: idle, the pool replaces it; checked
+  // out, its query fails (the request answers 503 or the device retries) and the pool discards it.
   pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   await pool.query('SELECT 1');
   return new PostgresDb(pool, clientConfig, o.schema);
 }
@@ -162,15 +166,21 @@ class PostgresDb implements Db {
         // The connection dropped: reconnect and subscribe again to every channel.
         this.listener = undefined;
         if (this.closed) return;
-        setTimeout(() => {
-          if (this.closed) return;
-          void this.connectListener().then(async (fresh) => {
-            for (const [channel, hs] of l.handlers) {
-              fresh.handlers.set(channel, hs);
-              await fresh.client.query(`LISTEN ${quoteIdent(channel)}`);
-            }
-          }).catch(() => {});
-        }, 500);
+        // Until it works again: a failed attempt (the server still down) tries again later.
+        const attempt = (delay: number) =>
+          setTimeout(() => {
+            if (this.closed) return;
+            void this.connectListener().then(async (fresh) => {
+              for (const [channel, hs] of l.handlers) {
+                fresh.handlers.set(channel, hs);
+                await fresh.client.query(`LISTEN ${quoteIdent(channel)}`);
+              }
+            }).catch(() => {
+              this.listener = undefined;
+              attempt(Math.min(delay * 2, 10_000));
+            });
+          }, delay);
+        attempt(500);
       });
       await client.connect();
       return l;

@@ -89,10 +89,31 @@ export function documentBuilder(app: FastifyInstance) {
     const hit = cache.get(key);
     if (hit) return hit;
     const full = structuredClone(app.swagger() as unknown as OpenApi);
+    toJsonSchema2020(full.paths);
     const doc = cut(full, version, document);
     cache.set(key, doc);
     return doc;
   };
+}
+
+/**
+ * OpenAPI 3.1 schemas are JSON Schema 2020-12, where a tuple is `prefixItems`; TypeBox writes
+ * tuples in the draft-07 form (`items` as an array) that Fastify's validator reads. The documents
+ * get the 2020-12 spelling, so any 3.1 tool reads them.
+ */
+function toJsonSchema2020(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const n of node) toJsonSchema2020(n);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Record<string, unknown>;
+  if (Array.isArray(o['items'])) {
+    o['prefixItems'] = o['items'];
+    o['items'] = o['additionalItems'] === undefined ? true : o['additionalItems'];
+    delete o['additionalItems'];
+  }
+  for (const v of Object.values(o)) toJsonSchema2020(v);
 }
 
 function cut(full: OpenApi, version: Version, document: Document): OpenApi {

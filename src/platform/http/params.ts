@@ -24,6 +24,8 @@ export function Nullable<T extends TSchema>(t: T): TUnsafe<Static<T> | null> {
 
 export const IdString = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 
+/** A group identifier: 1 to 64 letters, digits, dots, underscores and dashes, not starting with a sign. */
+export const GROUP_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const GroupId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'The group (network) identifier.' });
 export const GroupParams = Type.Object({ group_id: GroupId });
 

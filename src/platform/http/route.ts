@@ -8,6 +8,9 @@ import type { TSchema } from 'typebox';
 import { ErrorBody, HTTPValidationError, errors as httpErrors } from './errors.js';
 import type { Access } from './access.js';
 
+/** The rate-limited kinds of operation; their budgets come from the configuration. */
+export type RateLimitKind = 'login' | 'credentials' | 'exports';
+
 /** The three documents of each version (spec: Versioning 2). */
 export type Document = 'public' | 'datahub' | 'internal';
 export const PUBLIC: readonly Document[] = ['public', 'internal'];
@@ -38,6 +41,11 @@ export interface OpMeta {
   produces?: string[];
   /** Still to be built: answers 501 NotImplemented and says so in the document. */
   notImplemented?: string;
+  /**
+   * The rate limit this operation falls under (src/platform/http/security.ts). Operations tagged
+   * `exports` are limited as `exports` without saying so.
+   */
+  rateLimit?: RateLimitKind;
 }
 
 export type OpSchema<S> = S & { 'x-access': Access; 'x-documents': readonly Document[] };
@@ -72,6 +80,8 @@ export function op<const S extends SchemaParts>(meta: OpMeta, schema: S): OpSche
   for (const [status, byCode] of Object.entries(meta.errors ?? {})) {
     for (const [code, what] of Object.entries(byCode ?? {})) add(Number(status), code, what);
   }
+  const rateLimit = meta.rateLimit ?? (meta.tags.includes('exports') ? 'exports' : undefined);
+  if (rateLimit) add(429, 'TooManyRequests', `over the \`${rateLimit}\` rate limit; the Retry-After header gives the seconds to wait`);
   if (meta.notImplemented) add(501, 'NotImplemented', `not built yet (${meta.notImplemented})`);
   add(500, 'InternalError', 'an unexpected failure; the body carries a request_id');
 
@@ -113,6 +123,7 @@ export function op<const S extends SchemaParts>(meta: OpMeta, schema: S): OpSche
     ...(roles ? { 'x-roles': roles } : {}),
     ...(access.kind !== 'public' && access.scope ? { 'x-scope': access.scope } : {}),
     ...(meta.notImplemented ? { 'x-not-implemented': meta.notImplemented } : {}),
+    ...(rateLimit ? { 'x-rate-limit': rateLimit } : {}),
   } as OpSchema<S>;
 }
 

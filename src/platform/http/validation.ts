@@ -97,3 +97,27 @@ function toIssue(e: FastifySchemaValidationError, where: string): ValidationIssu
       return withInput({ loc, msg: e.message ?? 'Invalid value', type: 'value_error' });
   }
 }
+
+/**
+ * PostgreSQL text cannot hold the NUL character: a value carrying one would fail in the database.
+ * It is refused up front, as a validation error naming where it is (path, query or body).
+ */
+export function findNul(value: unknown, loc: (string | number)[], depth = 0): (string | number)[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? loc : null;
+  if (depth > 32 || value === null || typeof value !== 'object') return null;
+  // Parsed JSON and forms only: a streamed body (a GTFS zip) is not a value to look into.
+  if (typeof (value as { pipe?: unknown }).pipe === 'function' || ArrayBuffer.isView(value)) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNul(value[i], [...loc, i], depth + 1);
+      if (found) return found;
+    }
+    return null;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\u0000')) return [...loc, k];
+    const found = findNul(v, [...loc, k], depth + 1);
+    if (found) return found;
+  }
+  return null;
+}

@@ -1,0 +1,59 @@
+/**
+ * The live network page: static files at /live (no CDN, no map tiles: it works offline), and the
+ * two reads it needs beside the live stream (internal document, tag live-map).
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { OFFICE, groupRoles } from '../../platform/http/access.js';
+import { DateEither, GroupParams, isoDate } from '../../platform/http/params.js';
+import { INTERNAL, op } from '../../platform/http/route.js';
+import { NetworkMap, VehicleOnDuty } from './schemas.js';
+import { mapDate, networkMap, vehiclesOnDuty } from './service.js';
+
+/** The page's files, read once (src/ and dist/ are both one level under the package root). */
+const STATIC_DIR = new URL('../../../static/live/', import.meta.url);
+const FILES: Record<string, string> = { 'index.html': 'text/html; charset=utf-8', 'app.js': 'text/javascript; charset=utf-8', 'style.css': 'text/css; charset=utf-8' };
+
+export async function liveMapRoutes(fastify: FastifyInstance) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const ctx = app.ctx;
+
+  app.get('/groups/:group_id/live-map/network', {
+    schema: op(
+      {
+        operationId: 'getLiveMapNetwork', summary: 'The network map of a service date: routes with their shapes, and stops', tags: ['live-map'],
+        access: groupRoles(OFFICE, 'LiveMapRoleRequired', 'read'), documents: INTERNAL,
+        description: 'For the live network page (/live): the routes of the GTFS version in force on the date (default: the current service date of the group, the previous one before 03:00), each with every distinct shape of its trips, and the stops (location_type 0).',
+      },
+      { params: GroupParams, querystring: Type.Object({ date: Type.Optional(DateEither('The service date (default: the current one).')) }), response: { 200: NetworkMap } },
+    ),
+  }, async (req) => networkMap(ctx.db, req.groupScope!, req.query.date ? isoDate(req.query.date) : mapDate(ctx.clock.now(), req.groupScope!.timezone)));
+
+  app.get('/groups/:group_id/live-map/vehicles', {
+    schema: op(
+      {
+        operationId: 'getLiveMapVehicles', summary: 'The vehicles on duty now: last position, driver, trip and delay', tags: ['live-map'],
+        access: groupRoles(OFFICE, 'LiveMapRoleRequired', 'read'), documents: INTERNAL,
+        description: [
+          'A snapshot for the live network page, which then follows the live stream (events/op/subscribe): each duty signed on in the last 36 hours and not signed off, with the device\'s latest position (event time), the trip that position names, and the delay at the trip\'s last stop event (its time minus the scheduled time of that stop in the GTFS in force: departure time for a departure, arrival time otherwise).',
+          'Team scope: a duty is listed when its vehicle\'s or its driver\'s teams meet the caller\'s.',
+        ].join('\n\n'),
+      },
+      { params: GroupParams, response: { 200: Type.Array(VehicleOnDuty) } },
+    ),
+  }, async (req) => vehiclesOnDuty(ctx.db, req.groupScope!, ctx.clock.now()));
+}
+
+/** GET /live and its files (outside /api/v4). */
+export async function liveMapPage(app: FastifyInstance) {
+  const files = Object.fromEntries(Object.keys(FILES).map((f) => [f, readFileSync(new URL(f, STATIC_DIR))]));
+  const send = (name: string) => async (_req: unknown, reply: { header: (k: string, v: string) => unknown; send: (b: Buffer) => unknown }) => {
+    reply.header('content-type', FILES[name]!);
+    reply.header('cache-control', 'no-cache');
+    return reply.send(files[name]!);
+  };
+  app.get('/live', { schema: { hide: true } }, send('index.html'));
+  for (const name of Object.keys(FILES)) app.get(`/live/${name}`, { schema: { hide: true } }, send(name));
+}

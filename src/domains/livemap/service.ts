@@ -1,0 +1,144 @@
+/**
+ * What the live network page reads besides the live stream: the map of the network in force
+ * (routes, shapes, stops) and a snapshot of the vehicles on duty (last position, driver, trip,
+ * delay at the last stop event). The stream then moves the vehicles between two snapshots.
+ */
+import { DateTime } from 'luxon';
+import type { Queryable } from '../../platform/db/index.js';
+import type { GroupScope } from '../../platform/http/access.js';
+import { teamParam, teamsVisibleSql } from '../../platform/http/teams.js';
+import { addDays, localDate } from '../../platform/time.js';
+import { formatGtfsTime } from '../gtfs/time.js';
+import { routesOf, stopsOf, tripShape, tripStopTimes, versionInForce, type ScheduledStopTime } from '../gtfs/service-days.js';
+import type { NetworkMap, VehicleOnDuty } from './schemas.js';
+
+export async function networkMap(db: Queryable, scope: GroupScope, serviceDate: string): Promise<NetworkMap> {
+  const gtfsId = await versionInForce(db, scope.groupId, serviceDate);
+  if (gtfsId === null) return { gtfs_id: null, service_date: serviceDate, timezone: scope.timezone, routes: [], stops: [] };
+  const routes = await routesOf(db, scope.groupId, gtfsId);
+  const shapeRows = await db.query<{ route_id: string; shape_id: string }>(
+    'SELECT DISTINCT route_id, shape_id FROM gtfs_trips WHERE group_id = $1 AND gtfs_id = $2 AND shape_id IS NOT NULL ORDER BY route_id, shape_id',
+    [scope.groupId, gtfsId],
+  );
+  const shapes = new Map<string, [number, number][][]>();
+  for (const r of shapeRows) {
+    const points = (await tripShape(db, scope.groupId, gtfsId, r.shape_id)).map((p): [number, number] => [round5(p.lon), round5(p.lat)]);
+    if (points.length > 1) shapes.set(r.route_id, [...(shapes.get(r.route_id) ?? []), points]);
+  }
+  const stops = await stopsOf(db, scope.groupId, gtfsId);
+  return {
+    gtfs_id: gtfsId,
+    service_date: serviceDate,
+    timezone: scope.timezone,
+    routes: routes.map((r) => ({ route_id: r.route_id, short_name: r.short_name, long_name: r.long_name, color: r.color, text_color: r.text_color, shapes: shapes.get(r.route_id) ?? [] })),
+    stops: stops.flatMap((s) => (s.lat === null || s.lon === null || (s.location_type ?? 0) !== 0 ? [] : [{ stop_id: s.stop_id, name: s.name, lat: s.lat, lon: s.lon }])),
+  };
+}
+
+interface DutyRow {
+  duty_id: string;
+  device_id: string;
+  driver_id: string;
+  driver_name: string | null;
+  vehicle_id: string;
+  fleet_number: string | null;
+  signed_on_at: Date;
+  lat: number | null;
+  lon: number | null;
+  bearing: number | null;
+  speed_kmh: number | null;
+  position_at: Date | null;
+  trip_id: string | null;
+  service_date: string | null;
+  start_time: number | null;
+}
+
+/** Stop times by (date, trip, start): scheduled data changes only when a version is published. */
+const scheduleCache = new Map<string, ScheduledStopTime[]>();
+
+/**
+ * The vehicles on duty now (a duty signed on in the last two service days and not signed off),
+ * with their last position and, when they run a trip, the delay at its last stop event.
+ * Team scope: a duty is visible when its vehicle's or its driver's teams meet the caller's.
+ */
+export async function vehiclesOnDuty(db: Queryable, scope: GroupScope, now: Date): Promise<VehicleOnDuty[]> {
+  const rows = await db.query<DutyRow>(
+    `SELECT d.duty_id, d.device_id, d.driver_id, dr.driver_name, d.vehicle_id, v.fleet_number, d.signed_on_at,
+            l.lat, l.lon, l.bearing, l.speed_kmh, l.position_at, l.trip_id, to_char(l.service_date, 'YYYY-MM-DD') AS service_date, l.start_time
+     FROM duties d
+     LEFT JOIN device_latest l ON l.group_id = d.group_id AND l.device_id = d.device_id
+     LEFT JOIN drivers dr ON dr.group_id = d.group_id AND dr.driver_id = d.driver_id
+     LEFT JOIN vehicles v ON v.group_id = d.group_id AND v.vehicle_id = d.vehicle_id
+     WHERE d.group_id = $1 AND d.signed_off_at IS NULL AND d.signed_on_at >= $2
+       AND (${teamsVisibleSql('v.teams', 3)} OR ${teamsVisibleSql('dr.teams', 3)})
+     ORDER BY d.vehicle_id`,
+    [scope.groupId, new Date(now.getTime() - 36 * 3600_000), teamParam(scope)],
+  );
+  const onTrip = rows.filter((r) => r.trip_id !== null && r.service_date !== null);
+  const lastEvents = onTrip.length === 0 ? [] : await db.query<{ device_id: string; event: string; stop_sequence: number; at: Date }>(
+    `SELECT x.device_id, x.event, x.stop_sequence, x.at
+     FROM unnest($2::text[], $3::text[], $4::date[]) AS k(device_id, trip_id, service_date)
+     CROSS JOIN LATERAL (
+       SELECT e.device_id, e.event, e.stop_sequence, e.at FROM trip_events e
+       WHERE e.group_id = $1 AND e.service_date = k.service_date AND e.trip_id = k.trip_id AND e.device_id = k.device_id AND e.stop_sequence IS NOT NULL
+       ORDER BY e.at DESC LIMIT 1) x`,
+    [scope.groupId, onTrip.map((r) => r.device_id), onTrip.map((r) => r.trip_id), onTrip.map((r) => r.service_date)],
+  );
+  const routes = new Map<string, { route_id: string; short_name: string | null; color: string | null; headsign: string | null }>();
+  const out: VehicleOnDuty[] = [];
+  for (const r of rows) {
+    let trip: VehicleOnDuty['trip'] = null;
+    if (r.trip_id !== null && r.service_date !== null) {
+      const key = `${r.service_date}|${r.trip_id}`;
+      if (!routes.has(key)) {
+        const t = (await db.query<{ route_id: string; short_name: string | null; color: string | null; headsign: string | null }>(
+          `SELECT t.route_id, r.route_short_name AS short_name, r.route_color AS color, t.trip_headsign AS headsign
+           FROM gtfs_trips t JOIN gtfs_routes r ON r.group_id = t.group_id AND r.gtfs_id = t.gtfs_id AND r.route_id = t.route_id
+           WHERE t.group_id = $1 AND t.gtfs_id = $2 AND t.trip_id = $3`,
+          [scope.groupId, await versionInForce(db, scope.groupId, r.service_date), r.trip_id],
+        ))[0];
+        if (t) routes.set(key, t);
+      }
+      const info = routes.get(key);
+      const event = lastEvents.find((e) => e.device_id === r.device_id);
+      let delay: number | null = null;
+      if (event) {
+        const stops = await scheduleOf(db, scope.groupId, r.service_date, r.trip_id, r.start_time);
+        const st = stops.find((s) => s.stop_sequence === event.stop_sequence);
+        const planned = event.event === 'departure' ? (st?.departure_at ?? st?.arrival_at) : (st?.arrival_at ?? st?.departure_at);
+        if (planned) delay = Math.round((event.at.getTime() - planned.getTime()) / 1000);
+      }
+      trip = {
+        trip_id: r.trip_id, service_date: r.service_date, start_time: r.start_time === null ? null : formatGtfsTime(r.start_time),
+        route_id: info?.route_id ?? null, route_short_name: info?.short_name ?? null, route_color: info?.color ?? null, headsign: info?.headsign ?? null,
+        delay_seconds: delay, last_stop_sequence: event?.stop_sequence ?? null, last_event: event?.event ?? null,
+      };
+    }
+    out.push({
+      duty_id: r.duty_id, device_id: r.device_id, vehicle_id: r.vehicle_id, fleet_number: r.fleet_number, driver_id: r.driver_id, driver_name: r.driver_name,
+      signed_on_at: r.signed_on_at.toISOString(),
+      position: r.lat === null || r.lon === null ? null : { lat: r.lat, lon: r.lon, bearing: r.bearing, speed_kmh: r.speed_kmh, at: r.position_at?.toISOString() ?? null },
+      trip,
+    });
+  }
+  return out;
+}
+
+async function scheduleOf(db: Queryable, groupId: string, serviceDate: string, tripId: string, startTime: number | null): Promise<ScheduledStopTime[]> {
+  const key = `${groupId}|${serviceDate}|${tripId}|${startTime ?? ''}|${await versionInForce(db, groupId, serviceDate)}`;
+  let stops = scheduleCache.get(key);
+  if (!stops) {
+    stops = await tripStopTimes(db, groupId, serviceDate, tripId, startTime === null ? {} : { startTime });
+    if (scheduleCache.size > 5000) scheduleCache.clear();
+    scheduleCache.set(key, stops);
+  }
+  return stops;
+}
+
+/** Today's service date in the group's time zone (before 03:00, the trips of yesterday still run). */
+export function mapDate(now: Date, timezone: string): string {
+  const today = localDate(now, timezone);
+  return DateTime.fromJSDate(now, { zone: timezone }).hour < 3 ? addDays(today, -1) : today;
+}
+
+const round5 = (x: number) => Math.round(x * 1e5) / 1e5;
