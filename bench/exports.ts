@@ -6,6 +6,11 @@
  *
  *   BENCH_SIZES=20000,100000 (default)   the record counts, smallest first
  *
+ *   BENCH_TRACKING=500x30 (default)      export/trip-tracking and export/vehicle-exploitation over a
+ *                                        month: vehicles × days, 15 trips a vehicle a day, 30 stops a
+ *                                        trip, tracking rows made by bulk SQL (0 skips them)
+ *   BENCH_ONLY=tracking                  only the tracking exports
+ *
  * Each export is one entry of EXPORTS (how to load n records, which URL exports them): a new
  * export (trips, issue #7) is one more entry. Server and client share this process, so the RSS
  * covers both; the client only counts bytes and lines.
@@ -121,10 +126,11 @@ async function main() {
   await admin.query(`CREATE SCHEMA "${schema}"`);
   const db = await openPostgres({ connectionString: url, poolSize: 4, schema });
   const app = await buildApp({ config: testConfig({ databaseUrl: url }), db, logger: false });
+  let base = '';
   try {
     await migrate(db);
     await app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     console.log(`exports over HTTP, PostgreSQL ${url.replace(/\/\/[^@]*@/, '//')} (schema ${schema}), Node ${process.version}${gc ? '' : ' (no --expose-gc: baselines are noisier)'}`);
     console.log('export              rows  seconds   rows/s   MB/s | MB: RSS before  RSS peak  heap before  heap peak  live heap peak');
     const warmup = await group(app.ctx, db);
@@ -132,6 +138,17 @@ async function main() {
       await e.seed(db, warmup.groupId, 20_000);
       await measure(base, e.url(warmup.groupId), warmup.headers);
     }
+    if (process.env['BENCH_ONLY'] !== 'tracking') await datahubExports();
+    const tracking = process.env['BENCH_TRACKING'] ?? '500x30';
+    if (tracking !== '0') await trackingExports(base, db, app.ctx, tracking);
+  } finally {
+    await app.close();
+    await db.close();
+    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await admin.end();
+  }
+
+  async function datahubExports() {
     for (const n of sizes) {
       for (const e of EXPORTS) {
         const g = await group(app.ctx, db);
@@ -145,11 +162,55 @@ async function main() {
         );
       }
     }
-  } finally {
-    await app.close();
-    await db.close();
-    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
-    await admin.end();
+  }
+}
+
+const TRIPS_PER_VEHICLE_DAY = 15;
+const STOPS_PER_TRIP = 30;
+
+/**
+ * The tracking of a month of a network, made by bulk SQL (no device reports, no GTFS: the exports
+ * read the stored tracking only), then exported over HTTP.
+ */
+async function trackingExports(base: string, db: Db, ctx: Parameters<typeof createGroup>[0], spec: string) {
+  const [vehicles, days] = spec.split('x').map(Number) as [number, number];
+  const g = await group(ctx, db);
+  const start = '2026-10-01';
+  const end = new Date(Date.parse(`${start}T00:00:00Z`) + (days - 1) * 86_400_000).toISOString().slice(0, 10);
+  const t0 = performance.now();
+  await db.query(
+    `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, direction_id, block_id, headsign, start_time, gtfs_id, first_stop_id, last_stop_id, last_sequence,
+       scheduled_start_at, scheduled_end_at, started_at, ended_at, end_reported, last_report_at, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops,
+       unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km, off_itinerary_km, reliable_km, unreliable_km, percent_km, positions, invalid_positions,
+       boardings, alightings, max_load, doors, device_ids, vehicle_ids, driver_ids, computed_at)
+     SELECT $1, d::date, 'T' || v || '-' || k, 'R' || (v % 40), k % 2, 'B' || v, 'Terminus', 18000 + k * 4200, 'bench', 'S' || v || '-1', 'S' || v || '-${STOPS_PER_TRIP}', ${STOPS_PER_TRIP},
+       d + make_interval(secs => 18000 + k * 4200), d + make_interval(secs => 21600 + k * 4200), d + make_interval(secs => 18000 + k * 4200), d + make_interval(secs => 21660 + k * 4200),
+       true, d + make_interval(secs => 21660 + k * 4200), 60, ${STOPS_PER_TRIP}, ${STOPS_PER_TRIP}, ${STOPS_PER_TRIP}, '{}', ${STOPS_PER_TRIP},
+       12.5, 12.7, 12.4, 0.1, 12.6, 0.1, 99.2, 720, 3, 40, 40, 25, 2, ARRAY['dev-' || v], ARRAY['bus-' || v], ARRAY['drv-' || v], now()
+     FROM generate_series($2::date, $3::date, interval '1 day') AS d, generate_series(1, $4::int) AS v, generate_series(0, ${TRIPS_PER_VEHICLE_DAY - 1}) AS k`,
+    [g.groupId, start, end, vehicles],
+  );
+  await db.query(
+    `INSERT INTO trip_tracking_stops (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
+       actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out)
+     SELECT tt.group_id, tt.service_date, tt.trip_id, s, 'S' || s, 'Stop ' || s, 45.75 + s * 0.001, 4.85 - s * 0.001,
+       tt.scheduled_start_at + make_interval(secs => s * 120), tt.scheduled_start_at + make_interval(secs => s * 120 + 20),
+       tt.scheduled_start_at + make_interval(secs => s * 120 + 80), 'event', 60, 45.75 + s * 0.001, 4.85 - s * 0.001, true, tt.device_ids[1], tt.vehicle_ids[1], tt.driver_ids[1],
+       ARRAY[s % 3, s % 2], ARRAY[s % 2, s % 3]
+     FROM trip_tracking tt, generate_series(1, ${STOPS_PER_TRIP}) AS s WHERE tt.group_id = $1`,
+    [g.groupId],
+  );
+  await db.query('ANALYZE trip_tracking; ANALYZE trip_tracking_stops');
+  const rows = vehicles * days * TRIPS_PER_VEHICLE_DAY * STOPS_PER_TRIP;
+  console.log(`\ntracking of ${vehicles} vehicles × ${days} days × ${TRIPS_PER_VEHICLE_DAY} trips × ${STOPS_PER_TRIP} stops = ${rows} stop rows, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log('export                        rows  seconds   rows/s   MB/s | MB: RSS before  RSS peak  heap before  heap peak');
+  for (const name of ['trip-tracking', 'vehicle-exploitation']) {
+    const m = await measure(base, `/api/v4/groups/${g.groupId}/export/${name}?start_date=${start}&end_date=${end}`, g.headers);
+    if (m.rows !== rows) throw new Error(`export/${name}: ${m.rows} rows exported, ${rows} expected`);
+    console.log(
+      `export/${name.padEnd(20)} ${String(rows).padStart(8)}  ${m.seconds.toFixed(2).padStart(7)}  ${Math.round(rows / m.seconds).toString().padStart(7)}  ${(m.bytes / 1024 / 1024 / m.seconds).toFixed(1).padStart(5)} |` +
+        `  ${mb(m.rssBefore).padStart(14)}  ${mb(m.rssPeak).padStart(8)}  ${mb(m.heapBefore).padStart(11)}  ${mb(m.heapPeak).padStart(9)}`,
+    );
   }
 }
 

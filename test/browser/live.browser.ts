@@ -50,10 +50,17 @@ async function main() {
     assert.ok(Object.keys(before).length > 0, 'vehicles appear on the map');
     console.log(`${Object.keys(before).length} vehicles on the map`);
 
-    // Evaluated in the page (a string: the project's TypeScript has no DOM library).
+    // Functions run in the page (CDP, not eval: the page's Content-Security-Policy forbids eval);
+    // the project's TypeScript has no DOM library, hence the untyped document.
     await page.waitForFunction(
-      `[...document.querySelectorAll('[data-testid=vehicle]')].some((n) => { const prev = ${JSON.stringify(before)}[n.getAttribute('data-vehicle')]; return prev !== undefined && prev !== n.getAttribute('transform'); })`,
-      undefined,
+      (prev: Record<string, string | null>) => {
+        const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<{ getAttribute(a: string): string | null }> } }).document;
+        return Array.from(doc.querySelectorAll('[data-testid=vehicle]')).some((n) => {
+          const was = prev[n.getAttribute('data-vehicle') ?? ''];
+          return was !== undefined && was !== n.getAttribute('transform');
+        });
+      },
+      before,
       { timeout: 60_000 },
     );
     const after = await where();
@@ -61,7 +68,11 @@ async function main() {
     assert.ok(moved.length > 0, 'vehicles move');
     console.log(`${moved.length} vehicles moved`);
 
-    await page.waitForFunction(`document.getElementById('status').textContent.startsWith('live')`, undefined, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => ((globalThis as unknown as { document: { getElementById(id: string): { textContent: string | null } | null } }).document.getElementById('status')?.textContent ?? '').startsWith('live'),
+      undefined,
+      { timeout: 30_000 },
+    );
     await page.waitForSelector('#trips li .delay', { timeout: 30_000 });
     const trips = await page.$$eval('#trips li', (items) => items.map((li) => li.textContent));
     assert.ok(trips.length > 0, 'the side list shows the trips in progress');
