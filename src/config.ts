@@ -52,6 +52,8 @@ export interface Config {
   smsWebhookTimeoutMs: number;
   /** Limits of a GTFS upload and of the zip archive it carries (a zip bomb stops at these). */
   gtfs: GtfsLimits;
+  /** Passenger information (GTFS-Realtime, SIRI). */
+  feeds: FeedsConfig;
   /** The live stream (WebSocket). */
   live: LiveSettings;
   /**
@@ -73,6 +75,13 @@ export interface RateLimits {
   credentials: number;
   /** CSV exports, per caller. */
   exports: number;
+}
+
+export interface FeedsConfig {
+  /** Each API instance reads a group's network for the feeds at most once per this many seconds. */
+  refreshSeconds: number;
+  /** A vehicle whose latest position is older than this leaves the feeds. */
+  staleVehicleSeconds: number;
 }
 
 export interface LiveSettings {
@@ -138,6 +147,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxEntries: r.int('GTFS_MAX_ENTRIES', { default: 100, min: 1 }),
       maxCompressionRatio: r.int('GTFS_MAX_COMPRESSION_RATIO', { default: 200, min: 1 }),
       maxListedProblems: r.int('GTFS_MAX_LISTED_PROBLEMS', { default: 100, min: 1, max: 10_000 }),
+    },
+    feeds: {
+      refreshSeconds: r.int('FEEDS_REFRESH_SECONDS', { default: 5, min: 1, max: 300 }),
+      staleVehicleSeconds: r.int('FEEDS_STALE_VEHICLE_SECONDS', { default: 300, min: 10, max: 86_400 }),
     },
     live: {
       allowedOrigins: r.origins('LIVE_ALLOWED_ORIGINS'),

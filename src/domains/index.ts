@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { authRoutes, navDataProcessorRoutes } from './auth/routes.js';
 import { deviceRoutes } from './device/routes.js';
 import { dutyRoutes } from './duties/routes.js';
+import { feedRoutes } from './feeds/routes.js';
 import { fleetRoutes } from './fleet/routes.js';
 import { groupRoutes } from './groups/routes.js';
 import { liveRoutes } from './live/routes.js';
@@ -23,7 +24,7 @@ type Plugin = (app: FastifyInstance) => Promise<void>;
 export const apiDomains: readonly Plugin[] = [
   authRoutes, groupRoutes, userRoutes, gtfsRoutes, onDemandRoutes, railRoutes, fleetRoutes, planningRoutes, ratingRoutes,
   notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes, liveRoutes,
-  liveMapRoutes,
+  liveMapRoutes, feedRoutes,
 ];
 
 /** Domains with paths outside /api/v4. */

@@ -148,3 +148,46 @@ describe('client address behind proxies', () => {
     }
   });
 });
+
+describe('OpenID Connect domains cannot point the server inward (SSRF)', () => {
+  it('IP literals, local names and names resolving to private addresses are refused, naming the field', async () => {
+    const strict = await setup({ config: { oidcAllowPrivateHosts: false } });
+    try {
+      const su = await newUser(strict, { superuser: true });
+      for (const domain of ['127.0.0.1', '169.254.169.254', 'localhost', 'idp.localhost', 'metadata.internal', 'printer.local']) {
+        const r = await inject(strict, {
+          method: 'POST', url: '/api/v4/groups', headers: su.auth,
+          payload: { group_id: `ssrf${Math.abs(domain.length * 7919) % 1000}`, name: 'SSRF', features: [], auth: { provider: 'auth0', domain, connection: 'c', audience: 'a' }, timezone: 'Europe/Paris' },
+        });
+        expect(r.status, domain).toBe(422);
+        expect(r.json.detail[0].loc, domain).toEqual(['body', 'auth', 'domain']);
+      }
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('body limits per endpoint kind', () => {
+  it('an ordinary JSON body and a CSV import each have their own limit, answered 413', async () => {
+    const small = await setup({ config: { bodyLimitBytes: 2048, importBodyLimitBytes: 8192 } });
+    try {
+      const group = await newGroup(small);
+      const a = await newUser(small, { groupId: group, role: 'admin' });
+      const json = await small.app.inject({ method: 'POST', url: `/api/v4/groups/${group}/vehicles`, headers: { ...a.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ vehicle_id: 'v', comment: 'x'.repeat(4000) }) });
+      expect(json.statusCode).toBe(413);
+      expect(json.json().code).toBe('PayloadTooLarge');
+      const header = 'id;fleet_number;license_plate;teams;comment;status;capacity';
+      const csvOk = [header, ...Array.from({ length: 100 }, (_, i) => `v${i};${i};P-${i};;;active;90`)].join('\r\n');
+      expect(csvOk.length).toBeGreaterThan(2048);
+      expect(csvOk.length).toBeLessThan(8192);
+      const fits = await small.app.inject({ method: 'POST', url: `/api/v4/groups/${group}/import/vehicles`, headers: { ...a.auth, 'content-type': 'text/csv' }, payload: csvOk });
+      expect(fits.statusCode, fits.body).toBeLessThan(300);
+      const csvBig = [header, ...Array.from({ length: 400 }, (_, i) => `v${i};${i};P-${i};;;active;90`)].join('\r\n');
+      const over = await small.app.inject({ method: 'POST', url: `/api/v4/groups/${group}/import/vehicles`, headers: { ...a.auth, 'content-type': 'text/csv' }, payload: csvBig });
+      expect(over.statusCode).toBe(413);
+    } finally {
+      await small.close();
+    }
+  });
+});

@@ -2,8 +2,8 @@
  * The simulator: the demo network's driver applications, talking to the service over HTTP only
  * (no database access), so it is also an end-to-end test of the device API.
  *
- * At start it logs in with the demo admin and operator accounts, makes one device API key per
- * device (name "simulator"; the previous ones are revoked), reads the planning of each day it
+ * At start it logs in with the demo admin and operator accounts, revokes the device API keys an
+ * earlier run made (name "simulator"), reads the planning of each day it
  * runs (planning it through PUT planning when the day has none), and builds each vehicle's day
  * (simulation.ts). Then every tick it sends, device by device and with that device's own key,
  * the items whose time has come: everything up to now at once for a backfill, then in real time.
@@ -46,7 +46,6 @@ export interface SimulatorStats {
 
 interface DeviceQueue {
   deviceId: string;
-  key: string;
   items: SimItem[];
   /** Index of the next item to send. */
   next: number;
@@ -62,7 +61,12 @@ export class Simulator {
   private readonly r: Rng;
   private adminToken = '';
   private readerToken = '';
-  private devices = new Map<string, { deviceId: string; key: string }>();
+  /** Vehicle → the device mounted in it. */
+  private devices = new Map<string, string>();
+  /** Device → its API key, made when the device first has something to send. */
+  private keys = new Map<string, string>();
+  /** Key creation is rate limited (RATE_LIMIT_API_KEYS_PER_MINUTE): no new key before this (real time). */
+  private keysBlockedUntil = 0;
   /** Queues per service date and device. */
   private days = new Map<string, DeviceQueue[]>();
   private timer: NodeJS.Timeout | null = null;
@@ -82,7 +86,7 @@ export class Simulator {
   async start(): Promise<void> {
     this.adminToken = await this.login(this.o.admin);
     this.readerToken = await this.login(this.o.reader);
-    await this.makeDeviceKeys();
+    await this.findDevices();
     await this.tick();
   }
 
@@ -135,15 +139,19 @@ export class Simulator {
     }
     const queues: DeviceQueue[] = [];
     for (const [vehicleId, pieces] of piecesOf(planning, this.trips)) {
-      const device = this.devices.get(vehicleId);
-      if (!device) continue;
-      const day = vehicleDay(this.network, date, vehicleId, device.deviceId, pieces, { seed: this.o.seed, positionEvery: this.o.positionEvery });
-      queues.push({ ...device, items: day.items.sort((a, b) => a.release - b.release), next: 0 });
+      const deviceId = this.devices.get(vehicleId);
+      if (!deviceId) continue;
+      const day = vehicleDay(this.network, date, vehicleId, deviceId, pieces, { seed: this.o.seed, positionEvery: this.o.positionEvery });
+      queues.push({ deviceId, items: day.items.sort((a, b) => a.release - b.release), next: 0 });
     }
     return queues;
   }
 
   private async sendDue(q: DeviceQueue, now: number): Promise<void> {
+    if (q.next >= q.items.length || q.items[q.next]!.release > now) return;
+    const key = await this.keyOf(q.deviceId);
+    // No key yet (the key creation limit is reached): the device keeps its backlog for a later tick.
+    if (key === null) return;
     while (q.next < q.items.length && q.items[q.next]!.release <= now) {
       let end = q.next;
       const batch: SimItem['item'][] = [];
@@ -155,17 +163,17 @@ export class Simulator {
         batch.push(it.item);
       }
       if (batch.length > 0) {
-        const ok = await this.sendBatch(q, batch);
+        const ok = await this.sendBatch(q, key, batch);
         if (!ok) return;
-        if (this.r() < 0.02) await this.sendBatch(q, batch);
+        if (this.r() < 0.02) await this.sendBatch(q, key, batch);
       }
       q.next = end;
     }
   }
 
-  private async sendBatch(q: DeviceQueue, items: SimItem['item'][]): Promise<boolean> {
+  private async sendBatch(q: DeviceQueue, key: string, items: SimItem['item'][]): Promise<boolean> {
     try {
-      const answer = await this.request<{ accepted: string[]; duplicates: string[]; rejected: unknown[] }>('POST', `/api/v4/groups/${this.o.groupId}/device/reports`, { 'x-api-key': q.key }, { items });
+      const answer = await this.request<{ accepted: string[]; duplicates: string[]; rejected: unknown[] }>('POST', `/api/v4/groups/${this.o.groupId}/device/reports`, { 'x-api-key': key }, { items });
       this.stats.batches++;
       this.stats.accepted += answer.accepted.length;
       this.stats.duplicates += answer.duplicates.length;
@@ -178,8 +186,8 @@ export class Simulator {
     } catch (err) {
       this.stats.failedRequests++;
       this.o.log(`simulator: ${q.deviceId} could not send (${(err as Error).message}); it keeps its backlog`);
-      // Its key was revoked (another simulator started): a new one for the next tick.
-      if (err instanceof HttpStatusError && err.status === 401) q.key = await this.deviceKey(q.deviceId).catch(() => q.key);
+      // Its key was revoked (another simulator started): a new one at a later tick.
+      if (err instanceof HttpStatusError && err.status === 401) this.keys.delete(q.deviceId);
       return false;
     }
   }
@@ -194,19 +202,29 @@ export class Simulator {
     return ((await res.json()) as { session_id: string }).session_id;
   }
 
-  /** One device API key per device mounted in a vehicle; earlier simulator keys are revoked. */
-  private async makeDeviceKeys(): Promise<void> {
+  /** The devices mounted in vehicles; the keys an earlier run made are revoked. */
+  private async findDevices(): Promise<void> {
     const keys = await this.api<{ api_key_id: string; name: string | null; device_id: string | null }[]>('GET', '/api-keys', 'admin');
     for (const k of keys) if (k.name === 'simulator' && k.device_id) await this.api('DELETE', `/api-keys/${k.api_key_id}`, 'admin');
     const devices = await this.api<{ device_id: string; vehicle_id: string | null; archived: boolean }[]>('GET', '/devices', 'admin');
-    for (const d of devices) {
-      if (!d.vehicle_id || d.archived) continue;
-      this.devices.set(d.vehicle_id, { deviceId: d.device_id, key: await this.deviceKey(d.device_id) });
-    }
+    for (const d of devices) if (d.vehicle_id && !d.archived) this.devices.set(d.vehicle_id, d.device_id);
   }
 
-  private async deviceKey(deviceId: string): Promise<string> {
-    return (await this.api<{ value: string }>('POST', '/api-keys', 'admin', { device_id: deviceId, name: 'simulator' })).value;
+  /** The device's API key, made on first need; null while key creation is rate limited (429). */
+  private async keyOf(deviceId: string): Promise<string | null> {
+    const known = this.keys.get(deviceId);
+    if (known) return known;
+    if (Date.now() < this.keysBlockedUntil) return null;
+    try {
+      const key = (await this.api<{ value: string }>('POST', '/api-keys', 'admin', { device_id: deviceId, name: 'simulator' })).value;
+      this.keys.set(deviceId, key);
+      return key;
+    } catch (err) {
+      if (!(err instanceof HttpStatusError) || err.status !== 429) throw err;
+      this.keysBlockedUntil = Date.now() + err.retryAfterSeconds * 1000;
+      this.o.log(`simulator: device keys are rate limited; the next ones in ${err.retryAfterSeconds} s (the devices keep their backlog)`);
+      return null;
+    }
   }
 
   /** A call as the admin or the reader; an expired session is opened again once. */
@@ -230,13 +248,13 @@ export class Simulator {
       signal: AbortSignal.timeout(60_000),
     });
     const text = await res.text();
-    if (!res.ok) throw new HttpStatusError(res.status, `${method} ${path}: ${res.status} ${text.slice(0, 500)}`);
+    if (!res.ok) throw new HttpStatusError(res.status, `${method} ${path}: ${res.status} ${text.slice(0, 500)}`, Number(res.headers.get('retry-after') ?? 60) || 60);
     return (text ? JSON.parse(text) : null) as T;
   }
 }
 
 class HttpStatusError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(readonly status: number, message: string, readonly retryAfterSeconds = 60) {
     super(message);
   }
 }

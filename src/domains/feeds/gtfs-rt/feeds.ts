@@ -1,0 +1,211 @@
+/**
+ * The four GTFS-Realtime feeds, built from the network snapshot (network.ts). Every feed is a
+ * FULL_DATASET with the header timestamp of the snapshot; entity ids are stable across refreshes:
+ * `trip:<YYYYMMDD>:<trip_id>[:<start_time>]`, `vehicle:<vehicle_id>`, `alert:<update_id>`,
+ * `tm:<YYYYMMDD>:<trip_id>[:<start_time>]`, `shape:<shape_id>`, `stop:<stop_id>`.
+ */
+import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
+import { serviceDayStart, addDays } from '../../../platform/time.js';
+import type { TripUpdateRecord } from '../../updates/schemas.js';
+import type { Built } from '../cache.js';
+import { isoBasic, type FeedTrip, type FeedVehicle, type NetworkNow } from '../network.js';
+import { detourPath, encodePolyline, modificationsOf } from './modifications.js';
+import { FeedMessageWithModifications } from './proto.js';
+
+const rt = GtfsRealtimeBindings.transit_realtime;
+type IFeedMessage = GtfsRealtimeBindings.transit_realtime.IFeedMessage;
+type IFeedEntity = GtfsRealtimeBindings.transit_realtime.IFeedEntity;
+type ITripUpdate = GtfsRealtimeBindings.transit_realtime.ITripUpdate;
+type IStopTimeUpdate = GtfsRealtimeBindings.transit_realtime.TripUpdate.IStopTimeUpdate;
+
+export const FEEDS = ['trip-updates', 'vehicle-positions', 'alerts', 'trip-modifications'] as const;
+export type FeedName = (typeof FEEDS)[number];
+
+const secs = (d: Date) => Math.floor(d.getTime() / 1000);
+const text = (s: string, language?: string) => ({ translation: [{ text: s, ...(language ? { language } : {}) }] });
+
+const header = (net: NetworkNow) => ({
+  gtfsRealtimeVersion: '2.0',
+  incrementality: rt.FeedHeader.Incrementality.FULL_DATASET,
+  timestamp: secs(net.now),
+});
+
+const tmId = (ft: FeedTrip) => `tm:${ft.key}`;
+
+function tripUpdate(ft: FeedTrip): ITripUpdate {
+  const { trip } = ft;
+  const descriptor = {
+    tripId: trip.trip_id,
+    routeId: trip.route_id,
+    ...(trip.direction_id !== null ? { directionId: trip.direction_id } : {}),
+    startTime: trip.start_time,
+    startDate: isoBasic(ft.service_date),
+  };
+  const timestamp = ft.delay ? { timestamp: secs(ft.delay.at) } : {};
+  if (ft.overlay.cancelled) return { trip: { ...descriptor, scheduleRelationship: rt.TripDescriptor.ScheduleRelationship.CANCELED }, ...timestamp };
+  const modifications = modificationsOf(ft);
+  const replaced = new Set(modifications.flatMap((m) => m.replaced));
+  const replacements = new Set(modifications.flatMap((m) => m.replacements.map((r) => r.call)));
+  const updates: IStopTimeUpdate[] = [];
+  for (const c of ft.calls) {
+    if (c.status === 'skipped') {
+      if (!replaced.has(c.stop_sequence!)) updates.push({ stopSequence: c.stop_sequence!, stopId: c.stop_id, scheduleRelationship: rt.TripUpdate.StopTimeUpdate.ScheduleRelationship.SKIPPED });
+    } else if (c.status === 'added') {
+      // A stop of the modified trip: no GTFS stop_sequence; its time, with the delay when known.
+      const arrival = c.expected_arrival_at ?? c.arrival_at;
+      const departure = c.expected_departure_at ?? c.departure_at;
+      if (replacements.has(c)) updates.push({ stopId: c.stop_id, ...(arrival ? { arrival: { time: secs(arrival) } } : {}), ...(departure ? { departure: { time: secs(departure) } } : {}) });
+    } else if (ft.delay && c.stop_sequence === ft.delay.stop_sequence) {
+      updates.push({ stopSequence: c.stop_sequence, stopId: c.stop_id, arrival: { delay: ft.delay.delay }, departure: { delay: ft.delay.delay } });
+    }
+  }
+  // A trip whose stops the overlay replaces or adds is published as a modified trip (the
+  // descriptor then names the trip only through modified_trip, as the reference requires).
+  const tripDescriptor = modifications.length > 0
+    ? { modifiedTrip: { modificationsId: tmId(ft), affectedTripId: trip.trip_id, startTime: trip.start_time, startDate: isoBasic(ft.service_date) } }
+    : { ...descriptor, scheduleRelationship: rt.TripDescriptor.ScheduleRelationship.SCHEDULED };
+  return { trip: tripDescriptor, stopTimeUpdate: updates, ...(ft.delay ? { delay: ft.delay.delay } : {}), ...timestamp };
+}
+
+export function tripUpdatesMessage(net: NetworkNow, trips: readonly FeedTrip[]): IFeedMessage {
+  const entity: IFeedEntity[] = [];
+  for (const ft of trips) {
+    const tu = tripUpdate(ft);
+    // A trip with only a message has nothing for TripUpdates (the alert carries it).
+    if (!ft.overlay.cancelled && (tu.stopTimeUpdate?.length ?? 0) === 0 && !('modifiedTrip' in (tu.trip ?? {}))) continue;
+    entity.push({ id: `trip:${ft.key}`, tripUpdate: tu });
+  }
+  return { header: header(net), entity };
+}
+
+export function vehiclePositionsMessage(net: NetworkNow, vehicles: readonly FeedVehicle[]): IFeedMessage {
+  return {
+    header: header(net),
+    entity: vehicles.map((v) => ({
+      id: `vehicle:${v.vehicle_id}`,
+      vehicle: {
+        ...(v.trip_id ? { trip: { tripId: v.trip_id, routeId: v.route_id!, startDate: isoBasic(v.service_date!), ...(v.start_time ? { startTime: v.start_time } : {}) } } : {}),
+        vehicle: { id: v.vehicle_id, ...(v.fleet_number ? { label: v.fleet_number } : {}) },
+        position: { latitude: v.lat, longitude: v.lon, ...(v.bearing !== null ? { bearing: v.bearing } : {}), ...(v.speed_kmh !== null ? { speed: v.speed_kmh / 3.6 } : {}) },
+        timestamp: secs(v.at),
+      },
+    })),
+  };
+}
+
+const DEFAULT_EFFECT: Record<TripUpdateRecord['kind'], keyof typeof rt.Alert.Effect> = {
+  cancel: 'NO_SERVICE', detour: 'DETOUR', skip_stop: 'STOP_MOVED', move_stop: 'STOP_MOVED', add_stop: 'ADDITIONAL_SERVICE', message: 'OTHER_EFFECT',
+};
+const SEVERITY = { info: 'INFO', warning: 'WARNING', severe: 'SEVERE' } as const;
+
+/** The updates that passengers read as alerts: those with a message, and every detour. */
+export function alertUpdates(net: NetworkNow): TripUpdateRecord[] {
+  const seen = new Map<string, TripUpdateRecord>();
+  for (const { update } of net.updates) if ((update.message || update.kind === 'detour') && !seen.has(update.update_id)) seen.set(update.update_id, update);
+  return [...seen.values()];
+}
+
+export function alertsMessage(net: NetworkNow): IFeedMessage {
+  const routeOf = new Map(net.trips.map((t) => [t.trip.trip_id, t.trip.route_id]));
+  return {
+    header: header(net),
+    entity: alertUpdates(net).map((u) => {
+      const m = u.message;
+      const route = u.route_id ?? routeOf.get(u.trip_id!);
+      return {
+        id: `alert:${u.update_id}`,
+        alert: {
+          // In force from the start of its first service day to the start of the day after its last.
+          activePeriod: [{ start: secs(serviceDayStart(u.start_date, net.timezone)), end: secs(serviceDayStart(addDays(u.end_date, 1), net.timezone)) }],
+          informedEntity: [u.trip_id ? { trip: { tripId: u.trip_id, ...(u.start_time ? { startTime: u.start_time } : {}) }, ...(route ? { routeId: route } : {}) } : { routeId: u.route_id! }],
+          cause: rt.Alert.Cause[m?.cause ?? 'UNKNOWN_CAUSE'],
+          effect: rt.Alert.Effect[m?.effect ?? DEFAULT_EFFECT[u.kind]],
+          headerText: text(m?.header ?? (u.detour?.name ? `Detour: ${u.detour.name}` : 'Detour'), m?.language),
+          ...(m?.description ? { descriptionText: text(m.description, m.language) } : {}),
+          ...(m?.url ? { url: text(m.url, m.language) } : {}),
+          severityLevel: rt.Alert.SeverityLevel[m ? SEVERITY[m.severity] : 'WARNING'],
+        },
+      };
+    }),
+  };
+}
+
+/** TripModifications, with the Shape of each detour and the Stop of each temporary stop. */
+export function tripModificationsObject(net: NetworkNow): Record<string, unknown> {
+  const alerts = new Set(alertUpdates(net).map((u) => u.update_id));
+  const lastModified = new Map(net.updates.map(({ update }) => [update.update_id, secs(new Date(update.ended_at ?? update.created_at))]));
+  const entity: Record<string, unknown>[] = [];
+  const stops = new Map<string, Record<string, unknown>>();
+  for (const ft of net.trips) {
+    if (ft.overlay.cancelled) continue;
+    const mods = modificationsOf(ft);
+    if (mods.length === 0) continue;
+    let shapeId: string | undefined;
+    const detourMod = mods.find((m) => ft.overlay.detour && m.update_ids.includes(ft.overlay.detour.update_id));
+    if (detourMod) {
+      shapeId = `detour:${ft.overlay.detour!.update_id}:${ft.key}`;
+      entity.push({ id: `shape:${shapeId}`, shape: { shapeId, encodedPolyline: encodePolyline(detourPath(ft, detourMod)) } });
+    }
+    for (const m of mods) for (const { call } of m.replacements) {
+      if (call.temporary && !stops.has(call.stop_id)) {
+        stops.set(call.stop_id, { id: `stop:${call.stop_id}`, stop: { stopId: call.stop_id, ...(call.name ? { stopName: text(call.name) } : {}), stopLat: call.lat, stopLon: call.lon } });
+      }
+    }
+    entity.push({
+      id: tmId(ft),
+      tripModifications: {
+        selectedTrips: [{ tripIds: [ft.trip.trip_id], ...(shapeId ? { shapeId } : {}) }],
+        startTimes: ft.trip.frequency ? [ft.trip.start_time] : [],
+        serviceDates: [isoBasic(ft.service_date)],
+        modifications: mods.map((m) => {
+          const alert = m.update_ids.find((u) => alerts.has(u));
+          return {
+            startStopSelector: { stopSequence: m.start_sequence },
+            ...(m.end_sequence !== null ? { endStopSelector: { stopSequence: m.end_sequence } } : {}),
+            replacementStops: m.replacements.map((r) => ({ stopId: r.call.stop_id, travelTimeToStop: r.travel_time_to_stop })),
+            ...(alert ? { serviceAlertId: `alert:${alert}` } : {}),
+            lastModifiedTime: Math.max(0, ...m.update_ids.map((u) => lastModified.get(u) ?? 0)),
+          };
+        }),
+      },
+    });
+  }
+  entity.push(...stops.values());
+  return { header: { ...header(net), incrementality: 'FULL_DATASET' }, entity };
+}
+
+/**
+ * What follows the header in an encoded FeedMessage: the header is field 1, written first
+ * (tag 0x0A, a varint length, the header), so the rest is the entities. It fingerprints the
+ * content without its timestamp, at no second encoding.
+ */
+function afterHeader(body: Uint8Array): Buffer {
+  if (body[0] !== 0x0a) throw new Error('a FeedMessage starts with its header');
+  let length = 0;
+  let shift = 0;
+  let i = 1;
+  for (;;) {
+    const b = body[i++]!;
+    length += (b & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (b < 0x80) break;
+  }
+  return Buffer.from(body.buffer, body.byteOffset + i + length, body.byteLength - i - length);
+}
+
+/** The feed as protobuf, fingerprinted without its header timestamp (the cache's ETag). */
+export function buildFeed(net: NetworkNow, feed: FeedName): Built {
+  const contentType = 'application/x-protobuf';
+  const bytes = feed === 'trip-modifications'
+    ? FeedMessageWithModifications.encode(FeedMessageWithModifications.fromObject(tripModificationsObject(net))).finish()
+    : rt.FeedMessage.encode(feed === 'trip-updates' ? tripUpdatesMessage(net, net.trips) : feed === 'vehicle-positions' ? vehiclePositionsMessage(net, net.vehicles) : alertsMessage(net)).finish();
+  const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return { contentType, body, fingerprint: afterHeader(body) };
+}
+
+/** The same content as JSON (protobuf's JSON mapping: lowerCamelCase names, enums by name). */
+export function feedAsJson(feed: FeedName, body: Buffer): Buffer {
+  const type = feed === 'trip-modifications' ? FeedMessageWithModifications : rt.FeedMessage;
+  const obj = (type as typeof rt.FeedMessage).toObject((type as typeof rt.FeedMessage).decode(body), { enums: String, longs: Number });
+  return Buffer.from(JSON.stringify(obj));
+}

@@ -1,0 +1,81 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { publicAccess } from '../../../platform/http/access.js';
+import { GroupParams, StringEnum } from '../../../platform/http/params.js';
+import { PUBLIC, op } from '../../../platform/http/route.js';
+import { sendOutput, type FeedCache } from '../cache.js';
+import { PAST_TRIP_SECONDS } from '../network.js';
+import { buildFeed, feedAsJson, type FeedName } from './feeds.js';
+
+const ABOUT: Record<FeedName, { operationId: string; summary: string; description: string }> = {
+  'trip-updates': {
+    operationId: 'gtfsRtTripUpdates',
+    summary: 'GTFS-Realtime TripUpdates',
+    description:
+      'Trips of the current service date (and of the previous one while they run) that an update in force or a reported delay concerns. ' +
+      'A cancelled trip: schedule_relationship CANCELED. A skipped stop: a SKIPPED stop time update (by stop_sequence). A delay: the stop time update of the latest stop a device reported, ' +
+      '`delay` seconds (consumers propagate it downstream). A trip whose stops are replaced or added (detour, moved or added stop) is published as a modified trip: ' +
+      '`trip.modified_trip` names its TripModifications entity (trip-modifications feed) and the added stops carry their expected times. ' +
+      `A trip leaves the feed ${PAST_TRIP_SECONDS / 60} minutes after its scheduled last arrival plus its delay. Entity id: \`trip:<YYYYMMDD>:<trip_id>[:<start_time>]\`.`,
+  },
+  'vehicle-positions': {
+    operationId: 'gtfsRtVehiclePositions',
+    summary: 'GTFS-Realtime VehiclePositions',
+    description:
+      'The latest position of each vehicle: the vehicle of the duty open on the reporting device (else the vehicle the device is mounted in), with its trip when the device reports one known to the GTFS in force. ' +
+      'A vehicle unseen for FEEDS_STALE_VEHICLE_SECONDS (default 300 s) drops out. `vehicle.label` is the fleet number; license plates are not published. Entity id: `vehicle:<vehicle_id>`.',
+  },
+  alerts: {
+    operationId: 'gtfsRtAlerts',
+    summary: 'GTFS-Realtime Alerts',
+    description:
+      'One alert per trip update in force with a message, and per detour (a detour without a message gets the header "Detour"). Active period: from the start of its first service day to the start of the day after its last. ' +
+      'Cause, effect (default by kind: cancel NO_SERVICE, detour DETOUR, skip and move STOP_MOVED, add ADDITIONAL_SERVICE, message OTHER_EFFECT) and severity come from the message. Entity id: `alert:<update_id>`.',
+  },
+  'trip-modifications': {
+    operationId: 'gtfsRtTripModifications',
+    summary: 'GTFS-Realtime TripModifications (experimental), with Shapes and Stops',
+    description:
+      'Detours, moved and added stops as TripModifications (experimental message of the official proto): one entity per trip and service date, each run of replaced or added stops one modification ' +
+      '(replacement stops with their travel time from the stop before), a Shape entity with the detour\'s full path (encoded polyline), a Stop entity for each temporary stop (`tmp-<update_id>-<n>`). ' +
+      'Stops skipped without replacement stay in TripUpdates; a stop added after the last stop is not expressible and is left out. Entity ids: `tm:<YYYYMMDD>:<trip_id>[:<start_time>]`, `shape:<shape_id>`, `stop:<stop_id>`.',
+  },
+};
+
+const COMMON =
+  'Passenger information: **no credential** (open data, like the GTFS calendars); the whole network, no team scope. Protobuf (`application/x-protobuf`) by default; `?format=json` gives the same content in protobuf\'s JSON mapping. ' +
+  'FULL_DATASET; the header timestamp is when the service read the network. Served from a per-group cache each instance refreshes at most every FEEDS_REFRESH_SECONDS (default 5 s). ' +
+  'Conditional requests: a weak `ETag` (the content without timestamps) with `If-None-Match`, `Last-Modified` (when the content last changed) with `If-Modified-Since`: 304 when unchanged.';
+
+export function gtfsRtRoutes(fastify: FastifyInstance, cache: FeedCache) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  for (const feed of Object.keys(ABOUT) as FeedName[]) {
+    const about = ABOUT[feed];
+    app.get(`/groups/:group_id/gtfs-rt/${feed}`, {
+      schema: op(
+        { ...about, description: `${about.description}\n\n${COMMON}`, tags: ['gtfs-rt'], access: publicAccess({ group: true }), documents: PUBLIC, produces: ['application/x-protobuf', 'application/json'] },
+        {
+          params: GroupParams,
+          querystring: Type.Object({ format: StringEnum(['protobuf', 'json'] as const, { default: 'protobuf', description: 'protobuf (default) or json.' }) }),
+          response: {
+            200: {
+              description: 'The feed message',
+              content: { 'application/x-protobuf': { schema: Type.String({ format: 'binary' }) }, 'application/json': { schema: Type.Object({}, { additionalProperties: true }) } },
+            },
+            304: { description: 'Not Modified: the client holds the current content', type: 'null' },
+          },
+        },
+      ),
+    }, async (req, reply) => {
+      const groupId = req.params.group_id;
+      const out = req.query.format === 'json'
+        ? await cache.output(groupId, `gtfs-rt/${feed}.json`, (net) => {
+          const b = buildFeed(net, feed);
+          return { ...b, contentType: 'application/json; charset=utf-8', body: feedAsJson(feed, b.body) };
+        })
+        : await cache.output(groupId, `gtfs-rt/${feed}`, (net) => buildFeed(net, feed));
+      return sendOutput(req, reply, out, app.ctx.config.feeds.refreshSeconds);
+    });
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * What passenger information publishes, read once per refresh and shared by GTFS-Realtime and
+ * SIRI: the network "now" of a group.
+ *
+ * - Trips: those of the current service date (and of the previous one while its trips still run)
+ *   that have something to tell: an update in force (trip-updates overlay) or a reported delay.
+ *   A trip leaves the feeds PAST_TRIP_SECONDS after its scheduled last arrival plus its delay.
+ * - Calls: each trip's stops in order, with what the overlay makes of them (skipped, added,
+ *   a moved stop being the original skipped and its replacement added) and expected times
+ *   (scheduled time plus the delay, from the stop the delay was observed at onwards).
+ * - Updates: those in force on those dates (alerts, situations).
+ * - Vehicles: the latest position of each vehicle seen within the stale limit.
+ */
+import type { Db, Queryable } from '../../platform/db/index.js';
+import { addDays, localDate } from '../../platform/time.js';
+import { tripShape, tripStopTimes, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ShapePoint } from '../gtfs/service-days.js';
+import { formatGtfsTime } from '../gtfs/time.js';
+import { concerns, overlayTrip, type TripOverlay } from '../updates/overlay.js';
+import type { Place, TripUpdateRecord } from '../updates/schemas.js';
+import { updatesInForce } from '../updates/service.js';
+import { trackingOf } from '../trips/tracking.js';
+
+/** A trip stays in the feeds this long after its (expected) last arrival. */
+export const PAST_TRIP_SECONDS = 1800;
+
+export interface Call {
+  /** The GTFS stop, or the id given to a temporary stop (`tmp-<update_id>-<n>`). */
+  stop_id: string;
+  /** GTFS stop_sequence; null for a stop the overlay adds. */
+  stop_sequence: number | null;
+  name: string | null;
+  lat: number | null;
+  lon: number | null;
+  status: 'scheduled' | 'skipped' | 'added';
+  /** A temporary stop (not in the GTFS): place given by its coordinates. */
+  temporary: boolean;
+  update_id: string | null;
+  arrival_at: Date | null;
+  departure_at: Date | null;
+  /** Scheduled time plus the delay, for the calls from the observed stop onwards. */
+  expected_arrival_at: Date | null;
+  expected_departure_at: Date | null;
+}
+
+export interface FeedTrip {
+  key: string;
+  service_date: string;
+  trip: ScheduledTrip;
+  gtfs_id: string;
+  stops: ScheduledStopTime[];
+  overlay: TripOverlay;
+  delay: ObservedDelay | null;
+  calls: Call[];
+  /** The trip's GTFS shape, read for a trip on a detour (the detour's full path is built from it). */
+  shape: ShapePoint[] | null;
+}
+
+export interface FeedVehicle {
+  vehicle_id: string;
+  fleet_number: string | null;
+  device_id: string;
+  at: Date;
+  lat: number;
+  lon: number;
+  speed_kmh: number | null;
+  bearing: number | null;
+  trip_id: string | null;
+  route_id: string | null;
+  service_date: string | null;
+  start_time: string | null;
+}
+
+export interface NetworkNow {
+  groupId: string;
+  timezone: string;
+  now: Date;
+  trips: FeedTrip[];
+  updates: { service_date: string; update: TripUpdateRecord }[];
+  vehicles: FeedVehicle[];
+}
+
+/** The delay the feeds publish: trip tracking's (at the last stop passed), with where and when. */
+export interface ObservedDelay {
+  stop_sequence: number;
+  stop_id: string;
+  /** Seconds, positive when late. */
+  delay: number;
+  /** When the vehicle passed that stop. */
+  at: Date;
+}
+
+/** Trip instance key: trip_id, and start time for a frequency instance. */
+export const instanceKey = (tripId: string, startTime: string | null) => `${tripId}@${startTime ?? ''}`;
+
+const isoBasic = (d: string) => d.replaceAll('-', '');
+export { isoBasic };
+
+/** The id of a place an update serves: its GTFS stop, or a temporary stop named after the update. */
+export const placeId = (p: Place, updateId: string, n: number) => p.stop_id ?? `tmp-${updateId}-${n}`;
+
+export async function networkNow(db: Db, groupId: string, now: Date, o: { staleVehicleSeconds: number }): Promise<NetworkNow> {
+  const tz = (await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]))[0]!.timezone;
+  const today = localDate(now, tz);
+  const net: NetworkNow = { groupId, timezone: tz, now, trips: [], updates: [], vehicles: [] };
+  for (const date of [addDays(today, -1), today]) {
+    const updates = await updatesInForce(db, groupId, date);
+    for (const u of updates) net.updates.push({ service_date: date, update: u });
+    net.trips.push(...(await tripsOf(db, groupId, date, updates, now)));
+  }
+  net.vehicles = await vehiclesNow(db, groupId, now, o.staleVehicleSeconds);
+  return net;
+}
+
+async function tripsOf(db: Db, groupId: string, date: string, updates: TripUpdateRecord[], now: Date): Promise<FeedTrip[]> {
+  const delays = new Map<string, ObservedDelay>();
+  for (const t of await trackingOf(db, groupId, date, undefined, { now })) {
+    const stop = t.stops.find((s) => s.stop_sequence === t.delay_stop_sequence);
+    if (t.delay_seconds === null || !stop?.actual_at) continue;
+    delays.set(instanceKey(t.trip_id, t.start_time), { stop_sequence: stop.stop_sequence, stop_id: stop.stop_id, delay: t.delay_seconds, at: new Date(stop.actual_at) });
+  }
+  const tripIds = new Set([...updates.flatMap((u) => (u.trip_id ? [u.trip_id] : [])), ...[...delays.keys()].map((k) => k.slice(0, k.lastIndexOf('@')))]);
+  const routeIds = [...new Set(updates.flatMap((u) => (u.route_id ? [u.route_id] : [])))];
+  const found = new Map<string, ScheduledTrip>();
+  let gtfsId: string | null = null;
+  for (const filter of [tripIds.size > 0 ? { tripIds: [...tripIds] } : null, routeIds.length > 0 ? { routeIds } : null]) {
+    if (!filter) continue;
+    const day = await tripsOnServiceDate(db, groupId, date, filter);
+    gtfsId = day.gtfsId;
+    for (const t of day.trips) found.set(instanceKey(t.trip_id, t.start_time), t);
+  }
+  const out: FeedTrip[] = [];
+  for (const [instance, trip] of found) {
+    const mine = updates.filter((u) => concerns(u, trip));
+    const delay = delays.get(instance) ?? delays.get(instanceKey(trip.trip_id, null)) ?? null;
+    if (mine.length === 0 && !delay) continue;
+    const stops = await tripStopTimes(db, groupId, date, trip.trip_id, trip.frequency ? { gtfsId: gtfsId!, startTime: trip.start_time } : { gtfsId: gtfsId! });
+    const overlay = overlayTrip(mine, stops);
+    const end = trip.last_arrival_at.getTime() + Math.max(0, delay?.delay ?? 0) * 1000;
+    if (end < now.getTime() - PAST_TRIP_SECONDS * 1000) continue;
+    // A trip with only a message is told by the alert (situation), not by the trip.
+    if (!overlay.cancelled && overlay.skipped.size === 0 && overlay.moved.size === 0 && overlay.added.length === 0 && !overlay.detour && !delay) continue;
+    const shape = overlay.detour && trip.shape_id ? await tripShape(db, groupId, gtfsId!, trip.shape_id) : null;
+    const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
+    out.push({ key, service_date: date, trip, gtfs_id: gtfsId!, stops, overlay, delay, calls: callsOf(stops, overlay, delay), shape });
+  }
+  return out.sort((a, b) => a.trip.first_departure_at.getTime() - b.trip.first_departure_at.getTime() || (a.key < b.key ? -1 : 1));
+}
+
+const plus = (d: Date | null, s: number) => (d ? new Date(d.getTime() + s * 1000) : null);
+
+/**
+ * The calls of a trip as the overlay leaves them, in order. An added stop comes after the stop
+ * it follows, `travel_seconds` after its departure (default: half-way to the next stop).
+ */
+export function callsOf(stops: readonly ScheduledStopTime[], overlay: TripOverlay, delay: ObservedDelay | null): Call[] {
+  const calls: Call[] = [];
+  const counts = new Map<string, number>();
+  const nextIndex = (updateId: string) => {
+    const n = counts.get(updateId) ?? 0;
+    counts.set(updateId, n + 1);
+    return n;
+  };
+  const added = (place: Place, updateId: string, at: Date | null): Call => ({
+    stop_id: placeId(place, updateId, nextIndex(updateId)),
+    stop_sequence: null,
+    name: place.name ?? null,
+    lat: place.lat ?? null,
+    lon: place.lon ?? null,
+    status: 'added',
+    temporary: place.stop_id === undefined,
+    update_id: updateId,
+    arrival_at: at,
+    departure_at: at,
+    expected_arrival_at: null,
+    expected_departure_at: null,
+  });
+  // Ids of temporary stops are numbered per update in the order the update lists them.
+  const order = [...overlay.added].sort((a, b) => a.after_stop_sequence - b.after_stop_sequence);
+  stops.forEach((s, i) => {
+    const status = overlay.skipped.has(s.stop_sequence) || overlay.moved.has(s.stop_sequence) ? 'skipped' : 'scheduled';
+    calls.push({
+      stop_id: s.stop_id, stop_sequence: s.stop_sequence, name: s.stop_name, lat: s.stop_lat, lon: s.stop_lon, status, temporary: false,
+      update_id: overlay.skipped.get(s.stop_sequence) ?? overlay.moved.get(s.stop_sequence)?.update_id ?? null,
+      arrival_at: s.arrival_at, departure_at: s.departure_at, expected_arrival_at: null, expected_departure_at: null,
+    });
+    const moved = overlay.moved.get(s.stop_sequence);
+    if (moved) calls.push(added(moved.place, moved.update_id, s.arrival_at ?? s.departure_at));
+    const next = stops[i + 1];
+    const leave = s.departure_at ?? s.arrival_at;
+    for (const a of order.filter((x) => x.after_stop_sequence === s.stop_sequence)) {
+      const nextAt = next?.arrival_at ?? next?.departure_at;
+      const travel = a.travel_seconds ?? (leave && nextAt ? Math.round((nextAt.getTime() - leave.getTime()) / 2000) : 0);
+      calls.push(added(a.place, a.update_id, plus(leave, travel)));
+    }
+  });
+  if (delay) {
+    const from = calls.findIndex((c) => c.stop_sequence === delay.stop_sequence);
+    calls.forEach((c, i) => {
+      if (i >= from) {
+        c.expected_arrival_at = plus(c.arrival_at, delay.delay);
+        c.expected_departure_at = plus(c.departure_at, delay.delay);
+      }
+    });
+  }
+  return calls;
+}
+
+/**
+ * The latest position of each vehicle seen within `staleSeconds` of now: the vehicle of the
+ * duty open on the device at the position's time, else the vehicle the device is mounted in.
+ * A device with neither is not published (no vehicle to name). Of two devices in one vehicle,
+ * the latest position wins. Positions dated after now are not published.
+ */
+export async function vehiclesNow(db: Queryable, groupId: string, now: Date, staleSeconds: number): Promise<FeedVehicle[]> {
+  const rows = await db.query<Omit<FeedVehicle, 'route_id' | 'start_time'> & { start_time: number | null }>(
+    `SELECT DISTINCT ON (pick.vehicle_id) pick.vehicle_id, v.fleet_number, l.device_id, l.position_at AS at, l.lat, l.lon, l.speed_kmh, l.bearing, l.trip_id,
+            to_char(l.service_date, 'YYYY-MM-DD') AS service_date, l.start_time
+     FROM device_latest l
+     LEFT JOIN LATERAL (
+       SELECT d.vehicle_id FROM duties d
+       WHERE d.group_id = l.group_id AND d.device_id = l.device_id AND d.signed_on_at <= l.position_at AND (d.signed_off_at IS NULL OR d.signed_off_at > l.position_at)
+       ORDER BY d.signed_on_at DESC LIMIT 1
+     ) duty ON true
+     LEFT JOIN devices dev ON dev.group_id = l.group_id AND dev.device_id = l.device_id
+     CROSS JOIN LATERAL (SELECT COALESCE(duty.vehicle_id, dev.vehicle_id) AS vehicle_id) pick
+     LEFT JOIN vehicles v ON v.group_id = l.group_id AND v.vehicle_id = pick.vehicle_id
+     WHERE l.group_id = $1 AND l.position_at >= $2 AND l.position_at <= $3 AND pick.vehicle_id IS NOT NULL
+     ORDER BY pick.vehicle_id, l.position_at DESC`,
+    [groupId, new Date(now.getTime() - staleSeconds * 1000), now],
+  );
+  // Routes of the trips, from the GTFS in force on each service date.
+  const routes = new Map<string, string>();
+  const byDate = new Map<string, Set<string>>();
+  for (const r of rows) if (r.trip_id && r.service_date) (byDate.get(r.service_date) ?? byDate.set(r.service_date, new Set()).get(r.service_date)!).add(r.trip_id);
+  for (const [date, ids] of byDate) {
+    const gtfsId = await versionInForce(db, groupId, date);
+    const found = await db.query<{ trip_id: string; route_id: string }>(
+      'SELECT trip_id, route_id FROM gtfs_trips WHERE group_id = $1 AND gtfs_id = $2 AND trip_id = ANY($3::text[])',
+      [groupId, gtfsId, [...ids]],
+    );
+    for (const f of found) routes.set(`${date}|${f.trip_id}`, f.route_id);
+  }
+  return rows.map((r) => {
+    const route = r.trip_id && r.service_date ? routes.get(`${r.service_date}|${r.trip_id}`) : undefined;
+    return {
+      ...r,
+      // A trip unknown to the GTFS in force is not published as the vehicle's trip.
+      trip_id: route ? r.trip_id : null,
+      route_id: route ?? null,
+      service_date: route ? r.service_date : null,
+      start_time: route && r.start_time !== null ? formatGtfsTime(r.start_time) : null,
+    };
+  });
+}

@@ -1,0 +1,245 @@
+/**
+ * SIRI 2.1 deliveries (XML, namespace http://www.siri.org.uk/siri) built from the network
+ * snapshot (network.ts) with xmlbuilder2. Times are written with the group's UTC offset.
+ * References: LineRef = route_id, DatedVehicleJourneyRef = trip_id (`trip_id:start_time` for a
+ * frequency instance) framed by its service date (DataFrameRef), StopPointRef = stop_id (a
+ * temporary stop: `tmp-<update_id>-<n>`), VehicleRef = vehicle_id, SituationNumber = update_id.
+ */
+import { DateTime } from 'luxon';
+import { create } from 'xmlbuilder2';
+import { addDays, serviceDayStart } from '../../../platform/time.js';
+import type { RouteInfo, StopInfo } from '../../gtfs/service-days.js';
+import type { TripUpdateRecord } from '../../updates/schemas.js';
+import { alertUpdates } from '../gtfs-rt/feeds.js';
+import type { Call, FeedTrip, FeedVehicle, NetworkNow } from '../network.js';
+
+export const SIRI_NS = 'http://www.siri.org.uk/siri';
+export const SIRI_VERSION = '2.1';
+
+type Value = Node | string | number | boolean;
+type Node = { [name: string]: Value | Value[] | undefined };
+
+/** Drops undefined members, so optional elements are simply absent. */
+function clean(n: Node): Node {
+  const out: Node = {};
+  for (const [k, v] of Object.entries(n)) {
+    if (v === undefined) continue;
+    const one = (x: Value): Value => (typeof x === 'object' ? clean(x) : x);
+    out[k] = Array.isArray(v) ? v.map(one) : one(v);
+  }
+  return out;
+}
+
+export function siriDocument(body: Node): string {
+  const doc = create({ version: '1.0', encoding: 'UTF-8' }).ele(SIRI_NS, 'Siri', { version: SIRI_VERSION });
+  doc.ele(clean(body));
+  return doc.end({ prettyPrint: false });
+}
+
+export const siriTime = (d: Date, tz: string) => DateTime.fromJSDate(d, { zone: tz }).toISO({ suppressMilliseconds: true })!;
+
+export const journeyRef = (ft: Pick<FeedTrip, 'trip'>) => (ft.trip.frequency ? `${ft.trip.trip_id}:${ft.trip.start_time}` : ft.trip.trip_id);
+
+function serviceDelivery(net: NetworkNow, producer: string, delivery: Node): Node {
+  return { ServiceDelivery: { ResponseTimestamp: siriTime(net.now, net.timezone), ProducerRef: producer, Status: true, MoreData: false, ...delivery } };
+}
+
+function estimatedCall(c: Call, order: number, tz: string): Node {
+  const t = (d: Date | null) => (d ? siriTime(d, tz) : undefined);
+  return {
+    StopPointRef: c.stop_id,
+    Order: order,
+    StopPointName: c.name ?? undefined,
+    ExtraCall: c.status === 'added' ? true : undefined,
+    Cancellation: c.status === 'skipped' ? true : undefined,
+    AimedArrivalTime: t(c.arrival_at),
+    ExpectedArrivalTime: c.status === 'skipped' ? undefined : t(c.expected_arrival_at),
+    ArrivalStatus: c.status === 'skipped' ? 'cancelled' : undefined,
+    AimedDepartureTime: t(c.departure_at),
+    ExpectedDepartureTime: c.status === 'skipped' ? undefined : t(c.expected_departure_at),
+    DepartureStatus: c.status === 'skipped' ? 'cancelled' : undefined,
+  };
+}
+
+/** EstimatedTimetable: every journey the snapshot carries (updated or tracked), all its calls. */
+export function estimatedTimetable(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): string | null {
+  const tz = net.timezone;
+  const situations = new Set(alertUpdates(net).map((u) => u.update_id));
+  const journeys = net.trips.filter((ft) => o.lineRef === undefined || ft.trip.route_id === o.lineRef).map((ft): Node => {
+    const refs = ft.overlay.applied.map((u) => u.update_id).filter((id) => situations.has(id));
+    return {
+      LineRef: ft.trip.route_id,
+      DirectionRef: ft.trip.direction_id === null ? undefined : String(ft.trip.direction_id),
+      FramedVehicleJourneyRef: { DataFrameRef: ft.service_date, DatedVehicleJourneyRef: journeyRef(ft) },
+      Cancellation: ft.overlay.cancelled ? true : undefined,
+      DestinationName: ft.trip.headsign ?? undefined,
+      SituationRef: refs.length > 0 ? refs.map((r) => ({ SituationSimpleRef: r })) : undefined,
+      Monitored: ft.delay !== null,
+      EstimatedCalls: ft.overlay.cancelled ? undefined : { EstimatedCall: ft.calls.map((c, i) => estimatedCall(c, i + 1, tz)) },
+      IsCompleteStopSequence: ft.overlay.cancelled ? undefined : true,
+    };
+  });
+  // The SIRI 2.1 schema wants at least one journey in a delivery: none, no document (the route answers 204).
+  if (journeys.length === 0) return null;
+  return siriDocument(serviceDelivery(net, producer, {
+    EstimatedTimetableDelivery: {
+      '@version': SIRI_VERSION,
+      ResponseTimestamp: siriTime(net.now, tz),
+      Status: true,
+      EstimatedJourneyVersionFrame: { RecordedAtTime: siriTime(net.now, tz), EstimatedVehicleJourney: journeys },
+    },
+  }));
+}
+
+/** VehicleMonitoring: each vehicle of the snapshot (valid until it would become stale). */
+export function vehicleMonitoring(net: NetworkNow, producer: string, staleSeconds: number, o: { lineRef?: string | undefined; vehicleRef?: string | undefined } = {}): string {
+  const tz = net.timezone;
+  const activity = net.vehicles
+    .filter((v) => (o.lineRef === undefined || v.route_id === o.lineRef) && (o.vehicleRef === undefined || v.vehicle_id === o.vehicleRef))
+    .map((v: FeedVehicle): Node => ({
+      RecordedAtTime: siriTime(v.at, tz),
+      ValidUntilTime: siriTime(new Date(v.at.getTime() + staleSeconds * 1000), tz),
+      VehicleMonitoringRef: v.vehicle_id,
+      MonitoredVehicleJourney: {
+        LineRef: v.route_id ?? undefined,
+        FramedVehicleJourneyRef: v.trip_id ? { DataFrameRef: v.service_date!, DatedVehicleJourneyRef: v.trip_id } : undefined,
+        VehicleLocation: { Longitude: v.lon, Latitude: v.lat },
+        Bearing: v.bearing ?? undefined,
+        VehicleRef: v.vehicle_id,
+      },
+    }));
+  return siriDocument(serviceDelivery(net, producer, {
+    VehicleMonitoringDelivery: { '@version': SIRI_VERSION, ResponseTimestamp: siriTime(net.now, tz), Status: true, VehicleActivity: activity },
+  }));
+}
+
+export interface StopVisit {
+  trip: FeedTrip['trip'];
+  service_date: string;
+  call: Call;
+  order: number;
+  cancelled: boolean;
+  monitored: boolean;
+}
+
+/** StopMonitoring: the visits of one stop, departure board order. */
+export function stopMonitoring(net: NetworkNow, producer: string, stopId: string, visits: readonly StopVisit[]): string {
+  const tz = net.timezone;
+  const t = (d: Date | null) => (d ? siriTime(d, tz) : undefined);
+  return siriDocument(serviceDelivery(net, producer, {
+    StopMonitoringDelivery: {
+      '@version': SIRI_VERSION,
+      ResponseTimestamp: siriTime(net.now, tz),
+      Status: true,
+      MonitoringRef: stopId,
+      MonitoredStopVisit: visits.map((v): Node => {
+        const gone = v.cancelled || v.call.status === 'skipped';
+        return {
+          RecordedAtTime: siriTime(net.now, tz),
+          MonitoringRef: stopId,
+          MonitoredVehicleJourney: {
+            LineRef: v.trip.route_id,
+            DirectionRef: v.trip.direction_id === null ? undefined : String(v.trip.direction_id),
+            FramedVehicleJourneyRef: { DataFrameRef: v.service_date, DatedVehicleJourneyRef: journeyRef(v) },
+            DestinationName: v.trip.headsign ?? undefined,
+            Monitored: v.monitored,
+            MonitoredCall: {
+              StopPointRef: v.call.stop_id,
+              Order: v.order,
+              StopPointName: v.call.name ?? undefined,
+              AimedArrivalTime: t(v.call.arrival_at),
+              ExpectedArrivalTime: gone ? undefined : t(v.call.expected_arrival_at),
+              ArrivalStatus: gone ? 'cancelled' : undefined,
+              AimedDepartureTime: t(v.call.departure_at),
+              ExpectedDepartureTime: gone ? undefined : t(v.call.expected_departure_at),
+              DepartureStatus: gone ? 'cancelled' : undefined,
+            },
+          },
+        };
+      }),
+    },
+  }));
+}
+
+const SEVERITY = { info: 'slight', warning: 'normal', severe: 'severe' } as const;
+/** GTFS-Realtime causes as SIRI 2.1 reasons (element, value). */
+const REASON: Record<string, [string, string]> = {
+  STRIKE: ['PersonnelReason', 'industrialAction'],
+  DEMONSTRATION: ['MiscellaneousReason', 'demonstration'],
+  ACCIDENT: ['MiscellaneousReason', 'accident'],
+  HOLIDAY: ['MiscellaneousReason', 'holiday'],
+  WEATHER: ['EnvironmentReason', 'poorWeather'],
+  MAINTENANCE: ['EquipmentReason', 'maintenanceWork'],
+  CONSTRUCTION: ['MiscellaneousReason', 'constructionWork'],
+  POLICE_ACTIVITY: ['MiscellaneousReason', 'policeActivity'],
+  MEDICAL_EMERGENCY: ['MiscellaneousReason', 'illVehicleOccupants'],
+  TECHNICAL_PROBLEM: ['EquipmentReason', 'technicalProblem'],
+};
+
+function situation(net: NetworkNow, u: TripUpdateRecord, producer: string): Node {
+  const tz = net.timezone;
+  const m = u.message;
+  const lang = m?.language?.slice(0, 2);
+  const text = (s: string) => (lang ? { '@xml:lang': lang, '#': s } : s);
+  const [reason, reasonValue] = REASON[m?.cause ?? ''] ?? ['UnknownReason', 'unknown'];
+  return {
+    CreationTime: siriTime(new Date(u.created_at), tz),
+    ParticipantRef: producer,
+    SituationNumber: u.update_id,
+    Source: { SourceType: 'directReport' },
+    Progress: 'open',
+    ValidityPeriod: { StartTime: siriTime(serviceDayStart(u.start_date, tz), tz), EndTime: siriTime(serviceDayStart(addDays(u.end_date, 1), tz), tz) },
+    [reason]: reasonValue,
+    Severity: m ? SEVERITY[m.severity] : 'normal',
+    ReportType: 'incident',
+    Summary: text(m?.header ?? (u.detour?.name ? `Detour: ${u.detour.name}` : 'Detour')),
+    Description: m?.description ? text(m.description) : undefined,
+    Affects: u.trip_id
+      ? { VehicleJourneys: { AffectedVehicleJourney: { DatedVehicleJourneyRef: u.start_time ? `${u.trip_id}:${u.start_time}` : u.trip_id } } }
+      : { Networks: { AffectedNetwork: { AffectedLine: { LineRef: u.route_id! } } } },
+  };
+}
+
+/** SituationExchange: each update in force with a message, and each detour (as GTFS-RT Alerts). */
+export function situationExchange(net: NetworkNow, producer: string): string {
+  return siriDocument(serviceDelivery(net, producer, {
+    SituationExchangeDelivery: {
+      '@version': SIRI_VERSION,
+      ResponseTimestamp: siriTime(net.now, net.timezone),
+      Status: true,
+      Situations: { PtSituationElement: alertUpdates(net).map((u) => situation(net, u, producer)) },
+    },
+  }));
+}
+
+export function checkStatus(now: Date, tz: string, ok: boolean, startedAt: Date): string {
+  return siriDocument({ CheckStatusResponse: { ResponseTimestamp: siriTime(now, tz), Status: ok, ServiceStartedTime: siriTime(startedAt, tz) } });
+}
+
+export function linesDiscovery(now: Date, tz: string, routes: readonly RouteInfo[]): string {
+  return siriDocument({
+    LinesDelivery: {
+      '@version': SIRI_VERSION,
+      ResponseTimestamp: siriTime(now, tz),
+      Status: true,
+      AnnotatedLineRef: routes.map((r) => ({ LineRef: r.route_id, LineName: r.short_name ?? r.long_name ?? r.route_id, Monitored: true })),
+    },
+  });
+}
+
+export function stopPointsDiscovery(now: Date, tz: string, stops: readonly (StopInfo & { lines: string[] })[]): string {
+  return siriDocument({
+    StopPointsDelivery: {
+      '@version': SIRI_VERSION,
+      ResponseTimestamp: siriTime(now, tz),
+      Status: true,
+      AnnotatedStopPointRef: stops.map((s) => ({
+        StopPointRef: s.stop_id,
+        Monitored: true,
+        StopName: s.name ?? s.stop_id,
+        Lines: s.lines.length > 0 ? { LineRef: s.lines } : undefined,
+        Location: s.lat !== null && s.lon !== null ? { Longitude: s.lon, Latitude: s.lat } : undefined,
+      })),
+    },
+  });
+}
