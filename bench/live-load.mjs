@@ -43,18 +43,25 @@ if (process.env.ROLE === 'clients') {
   const started = Date.now();
   let requests = 0;
   let errors = 0;
+  const latencies = [];
   const inFlight = new Set();
   let n = 0;
   const tick = async (i) => {
     const item = { id: randomUUID(), type: 'position', at: new Date().toISOString(), lat: 45.75 + (i % 100) / 1000, lon: 4.85, gps_valid: true, speed_kmh: 25, bearing: 90 };
+    const t0 = performance.now();
     try {
       const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': keys[i] }, body: JSON.stringify({ items: [item] }) });
       await r.arrayBuffer();
-      if (r.status !== 200) errors++;
-    } catch {
+      if (r.status !== 200) {
+        errors++;
+        if (errors <= 3) console.error(`position refused: ${r.status}`);
+      }
+    } catch (err) {
       errors++;
+      if (errors <= 3) console.error(`position failed: ${err.cause?.code ?? err.message}`);
     }
     requests++;
+    latencies.push(performance.now() - t0);
   };
   // One position per vehicle per period, vehicle i at offset i × gap within the period.
   while (Date.now() - started < seconds * 1000) {
@@ -67,5 +74,7 @@ if (process.env.ROLE === 'clients') {
     n++;
   }
   await Promise.all(inFlight);
-  process.send({ kind: 'sent', requests, errors });
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+  process.send({ kind: 'sent', requests, errors, p50: pct(50), p99: pct(99) });
 }

@@ -11,6 +11,7 @@
  */
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
 import { buildApp } from '../src/app.js';
 import { testConfig } from '../src/config.js';
 import { createApiKey } from '../src/domains/auth/service.js';
@@ -25,7 +26,7 @@ const SECONDS = Number(process.env['SECONDS'] ?? 30);
 const CLIENT_PROCS = Number(process.env['CLIENT_PROCS'] ?? 2);
 const ENGINE = (process.env['ENGINE'] ?? 'postgres') as 'postgres' | 'pglite';
 
-type Reply = { kind: 'ready' } | { kind: 'done'; histogram: number[]; received: number; closed: number } | { kind: 'sent'; requests: number; errors: number };
+type Reply = { kind: 'ready' } | { kind: 'done'; histogram: number[]; received: number; closed: number } | { kind: 'sent'; requests: number; errors: number; p50: number; p99: number };
 
 function child(role: 'clients' | 'vehicles', args: Record<string, unknown>) {
   const p = fork(new URL('./live-load.mjs', import.meta.url), [], { env: { ...process.env, ROLE: role, ARGS: JSON.stringify(args) } });
@@ -105,12 +106,13 @@ async function main() {
     };
     console.log('');
     console.log(`clients / vehicles       ${fmt(CLIENTS)} / ${fmt(VEHICLES)} every ${PERIOD_S} s (${fmt(VEHICLES / PERIOD_S)} positions/s)`);
-    console.log(`position requests        ${fmt(sent.requests)} (${fmt(sent.errors)} errors)`);
+    console.log(`position requests        ${fmt(sent.requests)} (${fmt(sent.errors)} errors); round trip p50 ${fmt(sent.p50)} ms, p99 ${fmt(sent.p99)} ms (ingest and commit, before publication)`);
     console.log(`messages delivered       ${fmt(delivered)} by the server in ${fmt(elapsed, 1)} s (${fmt(delivered / elapsed)}/s); ${fmt(total)} received and timed by the clients`);
     console.log(`delivery latency         p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${pct(100)} ms (position 'at' → client receipt, 1 ms buckets)`);
     console.log(`server CPU               ${fmt(((cpu.user + cpu.system) / 1e6 / elapsed) * 100)} % of one core (ingest, NOTIFY, fan-out)`);
     console.log(`clients closed           ${fmt(results.reduce((a, r) => a + r.closed, 0))} (slow: ${hub.stats.slowClientsClosed}, dead: ${hub.stats.deadPeersDropped})`);
     console.log(`peak memory (RSS)        ${memory.stop()} MB`);
+    console.log(`machine load average     ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores (figures are only meaningful on an idle machine)`);
   } finally {
     await app.close();
     await drop();

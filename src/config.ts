@@ -88,7 +88,8 @@ export interface LiveSettings {
   /**
    * Browser origins allowed to open the live stream (cross-site WebSocket hijacking): exact
    * origins (`https://ops.example.org`), or `*` for any. A request without an Origin header (not a
-   * browser) and one from PUBLIC_URL's origin are always accepted.
+   * browser), one from the service's own pages (Origin host = request host) and one from
+   * PUBLIC_URL's origin are always accepted.
    */
   allowedOrigins: string[];
   /** A client whose unsent messages exceed this many bytes is disconnected (close 4429). */

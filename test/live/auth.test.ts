@@ -74,6 +74,12 @@ describe('live stream credentials', () => {
     const allowed = await connect(t.app, g, { headers: reader.auth, origin: 'https://ops.example.org' });
     expect((await allowed.next()).type).toBe('subscribed');
     allowed.ws.close();
+    // The service's own pages (the live map): the Origin names the host the browser connects to.
+    const { port } = t.app.server.address() as { port: number };
+    const own = await connect(t.app, g, { headers: reader.auth, origin: `http://127.0.0.1:${port}` });
+    expect((await own.next()).type).toBe('subscribed');
+    own.ws.close();
+    await expect(connect(t.app, g, { headers: reader.auth, origin: `http://127.0.0.1:${port + 1}` })).rejects.toMatchObject({ status: 403 });
   });
 
   it('answers 426 to a plain HTTP request, and the usual 401 and 403 before that', async () => {

@@ -1,9 +1,11 @@
 /** The live stream under stress: slow clients, dead peers, and several instances on one database. */
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { buildApp } from '../../src/app.js';
+import { createApiKey, revokeApiKey } from '../../src/domains/auth/service.js';
 import { liveHub } from '../../src/domains/live/routes.js';
-import { newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
+import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, send } from '../helpers/actual.js';
 import { engine } from '../helpers/db.js';
 import { connect, streamPath, subscribe, wrap, type Stream } from '../helpers/live.js';
@@ -46,20 +48,38 @@ describe('live stream delivery', () => {
     healthy.ws.close();
   });
 
-  it('drops a peer that stops answering pings', async () => {
-    // An app of its own (same database) with a short heartbeat; the other tests' paused client would be dropped too.
-    const quick = await buildApp({ config: { ...t.ctx.config, live: { ...t.ctx.config.live, heartbeatMs: 1000 } }, db: t.db, logger: false });
-    try {
+  describe('heartbeat', () => {
+    // An app of its own (same database) with a short heartbeat: the paused client above would be dropped too.
+    let quick: FastifyInstance;
+    beforeAll(async () => {
+      quick = await buildApp({ config: { ...t.ctx.config, live: { ...t.ctx.config.live, heartbeatMs: 1000 } }, db: t.db, logger: false });
       await quick.ready();
+    });
+    afterAll(async () => quick?.close());
+
+    it('drops a peer that stops answering pings', async () => {
       const deaf = await connect(quick, g, { headers: reader.auth, autoPong: false });
       const alive = await subscribe(quick, g, reader.auth);
       expect((await deaf.closed).code).toBe(1006);
       expect(liveHub(quick.ctx)!.stats.deadPeersDropped).toBe(1);
       expect(alive.ws.readyState).toBe(WebSocket.OPEN);
       alive.ws.close();
-    } finally {
-      await quick.close();
-    }
+    });
+
+    it('ends the streams whose session ended or whose API key was revoked (4401)', async () => {
+      const alive = await subscribe(quick, g, reader.auth);
+      const leaving = await newUser(t, { groupId: g, role: 'reader' });
+      const session = await subscribe(quick, g, leaving.auth);
+      const key = await createApiKey(t.ctx, { userId: null } as never, g, { role: 'reader', group_ids: [g] });
+      const byKey = await subscribe(quick, g, { 'x-api-key': key.value });
+      expect((await inject(t, { url: '/api/v4/logout', headers: leaving.auth })).status).toBe(204);
+      await revokeApiKey(t.ctx, g, key.api_key_id);
+      expect(await session.closed).toEqual({ code: 4401, reason: 'Unauthenticated' });
+      expect(await byKey.closed).toEqual({ code: 4401, reason: 'Unauthenticated' });
+      expect(session.received.at(-1)).toMatchObject({ type: 'error', data: { code: 'Unauthenticated' } });
+      expect(alive.ws.readyState).toBe(WebSocket.OPEN);
+      alive.ws.close();
+    });
   });
 
   it.skipIf(engine === 'pglite')(

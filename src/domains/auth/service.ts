@@ -128,6 +128,24 @@ async function recordLoginFailure(ctx: AppContext, now: Date, keys: string[]) {
   });
 }
 
+/**
+ * Of these sessions (hashes) and API keys (ids), those still valid now: long-lived connections
+ * (the live stream) ask again from time to time, so a logout or a revocation ends them too.
+ */
+export async function stillValid(ctx: AppContext, sessionHashes: readonly string[], apiKeyIds: readonly string[]): Promise<Set<string>> {
+  const now = ctx.clock.now();
+  const valid = new Set<string>();
+  if (sessionHashes.length > 0) {
+    const rows = await ctx.db.query<{ id: string }>('SELECT session_hash AS id FROM sessions WHERE session_hash = ANY($1) AND ended_at IS NULL AND expires_at > $2', [[...sessionHashes], now]);
+    for (const r of rows) valid.add(r.id);
+  }
+  if (apiKeyIds.length > 0) {
+    const rows = await ctx.db.query<{ id: string }>('SELECT api_key_id AS id FROM api_keys WHERE api_key_id = ANY($1) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)', [[...apiKeyIds], now]);
+    for (const r of rows) valid.add(r.id);
+  }
+  return valid;
+}
+
 /** Ends the session everywhere (bearer and cookie carry the same id). API keys are revoked by DELETE. */
 export async function logout(ctx: AppContext, principal: Principal): Promise<void> {
   if (principal.sessionHash) {

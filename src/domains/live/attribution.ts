@@ -3,9 +3,11 @@
  * time (inclusive of its sign-off instant), with its driver, its vehicle and their teams. Without
  * such a duty, the device's own vehicle and team (as provisioned) stand in.
  *
- * Each instance caches the answer per device: a hit needs the item's time inside the cached span;
- * a sign-on or sign-off of the device drops its entry (they travel on the same channel, before the
- * reports that follow them), and entries expire after CACHE_MS so team changes reach the stream.
+ * Each instance caches the answer per device, loaded for a whole group in one query when its first
+ * subscriber arrives: a hit needs the item's time inside the cached span. A sign-on or sign-off of
+ * the device drops its entry (they travel on the same channel, before the reports that follow
+ * them). After CACHE_MS an entry is still used while the group is read again in the background
+ * (one query per group at a time), so team changes reach the stream and no report waits for it.
  */
 import type { Queryable } from '../../platform/db/index.js';
 
@@ -37,32 +39,88 @@ interface DutyRow {
   teams: string[];
 }
 
+const TEAMS_OF_DUTY = `ARRAY(SELECT DISTINCT t FROM (
+    SELECT unnest(dr.teams) AS t FROM drivers dr WHERE dr.group_id = du.group_id AND dr.driver_id = du.driver_id
+    UNION SELECT unnest(ve.teams) FROM vehicles ve WHERE ve.group_id = du.group_id AND ve.vehicle_id = du.vehicle_id) x ORDER BY t)`;
+const TEAMS_OF_DEVICE = `ARRAY(SELECT DISTINCT t FROM (
+    SELECT d.team_id AS t WHERE d.team_id IS NOT NULL
+    UNION SELECT unnest(ve.teams) FROM vehicles ve WHERE ve.group_id = d.group_id AND ve.vehicle_id = d.vehicle_id) x ORDER BY t)`;
+
 export class Attributions {
   private readonly cache = new Map<string, Entry>();
+  private readonly refreshing = new Map<string, Promise<void>>();
+  /** A counter of forget() calls, and when each device was last forgotten: a group read started earlier must not restore it. */
+  private forgets = 0;
+  private readonly forgottenAt = new Map<string, number>();
 
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly onError: (err: unknown) => void,
+  ) {}
 
   forget(groupId: string, deviceId: string): void {
-    this.cache.delete(`${groupId}\u0000${deviceId}`);
+    const k = key(groupId, deviceId);
+    this.cache.delete(k);
+    this.forgottenAt.set(k, ++this.forgets);
   }
 
   async of(groupId: string, deviceId: string, at: Date, now: number): Promise<Attribution> {
-    const key = `${groupId}\u0000${deviceId}`;
+    const k = key(groupId, deviceId);
     const t = at.getTime();
-    const hit = this.cache.get(key);
-    if (hit && hit.expires > now && hit.from <= t && (hit.until === null || t <= hit.until)) return hit.attribution;
+    const hit = this.cache.get(k);
+    if (hit && hit.from <= t && (hit.until === null || t <= hit.until)) {
+      if (hit.expires <= now) void this.warm(groupId, now).catch(this.onError);
+      return hit.attribution;
+    }
     const entry = await this.read(groupId, deviceId, at, now);
-    if (this.cache.size > 100_000) this.cache.clear();
-    this.cache.set(key, entry);
+    this.cache.set(k, entry);
     return entry.attribution;
+  }
+
+  /** Loads every device of the group as it stands now (one query; one at a time per group). */
+  warm(groupId: string, now: number): Promise<void> {
+    let p = this.refreshing.get(groupId);
+    if (!p) {
+      p = this.readGroup(groupId, now).finally(() => this.refreshing.delete(groupId));
+      this.refreshing.set(groupId, p);
+    }
+    return p;
+  }
+
+  private async readGroup(groupId: string, now: number): Promise<void> {
+    const started = this.forgets;
+    const rows = await this.db.query<{ device_id: string; device_vehicle_id: string | null; device_teams: string[] } & Partial<DutyRow>>(
+      `SELECT d.device_id, d.vehicle_id AS device_vehicle_id, ${TEAMS_OF_DEVICE} AS device_teams,
+         du.duty_id, du.driver_id, du.vehicle_id, du.signed_on_at, du.signed_off_at, du.teams
+       FROM devices d LEFT JOIN LATERAL (
+         SELECT du.duty_id, du.driver_id, du.vehicle_id, du.signed_on_at, du.signed_off_at, ${TEAMS_OF_DUTY} AS teams
+         FROM duties du WHERE du.group_id = d.group_id AND du.device_id = d.device_id AND du.signed_on_at <= $2
+         ORDER BY du.signed_on_at DESC LIMIT 1) du ON true
+       WHERE d.group_id = $1`,
+      [groupId, new Date(now)],
+    );
+    const expires = now + CACHE_MS;
+    for (const r of rows) {
+      const k = key(groupId, r.device_id);
+      if ((this.forgottenAt.get(k) ?? 0) > started) continue;
+      const open = r.duty_id && !r.signed_off_at;
+      // The latest duty if still open; else the device itself, from the end of its last duty on.
+      const entry: Entry = open
+        ? { attribution: { duty_id: r.duty_id!, driver_id: r.driver_id!, vehicle_id: r.vehicle_id!, teams: r.teams! }, from: r.signed_on_at!.getTime(), until: null, expires }
+        : {
+            attribution: { duty_id: null, driver_id: null, vehicle_id: r.device_vehicle_id, teams: r.device_teams },
+            from: r.signed_off_at ? r.signed_off_at.getTime() + 1 : Number.NEGATIVE_INFINITY,
+            until: null,
+            expires,
+          };
+      this.cache.set(k, entry);
+    }
+    if (this.refreshing.size <= 1) this.forgottenAt.clear();
   }
 
   private async read(groupId: string, deviceId: string, at: Date, now: number): Promise<Entry> {
     const duty = (await this.db.query<DutyRow>(
-      `SELECT du.duty_id, du.driver_id, du.vehicle_id, du.signed_on_at, du.signed_off_at,
-         ARRAY(SELECT DISTINCT t FROM (
-           SELECT unnest(dr.teams) AS t FROM drivers dr WHERE dr.group_id = du.group_id AND dr.driver_id = du.driver_id
-           UNION SELECT unnest(ve.teams) FROM vehicles ve WHERE ve.group_id = du.group_id AND ve.vehicle_id = du.vehicle_id) x ORDER BY t) AS teams
+      `SELECT du.duty_id, du.driver_id, du.vehicle_id, du.signed_on_at, du.signed_off_at, ${TEAMS_OF_DUTY} AS teams
        FROM duties du
        WHERE du.group_id = $1 AND du.device_id = $2 AND du.signed_on_at <= $3 AND (du.signed_off_at IS NULL OR du.signed_off_at >= $3)
        ORDER BY du.signed_on_at DESC LIMIT 1`,
@@ -79,10 +137,7 @@ export class Attributions {
     }
     // No duty at that time: the device as provisioned, for the gap between its duties.
     const rows = await this.db.query<{ vehicle_id: string | null; teams: string[]; gap_from: Date | null; gap_until: Date | null }>(
-      `SELECT d.vehicle_id,
-         ARRAY(SELECT DISTINCT t FROM (
-           SELECT d.team_id AS t WHERE d.team_id IS NOT NULL
-           UNION SELECT unnest(ve.teams) FROM vehicles ve WHERE ve.group_id = d.group_id AND ve.vehicle_id = d.vehicle_id) x ORDER BY t) AS teams,
+      `SELECT d.vehicle_id, ${TEAMS_OF_DEVICE} AS teams,
          (SELECT max(du.signed_off_at) FROM duties du WHERE du.group_id = d.group_id AND du.device_id = d.device_id AND du.signed_off_at < $3) AS gap_from,
          (SELECT min(du.signed_on_at) FROM duties du WHERE du.group_id = d.group_id AND du.device_id = d.device_id AND du.signed_on_at > $3) AS gap_until
        FROM devices d WHERE d.group_id = $1 AND d.device_id = $2`,
@@ -97,3 +152,5 @@ export class Attributions {
     };
   }
 }
+
+const key = (groupId: string, deviceId: string) => `${groupId}\u0000${deviceId}`;

@@ -1,6 +1,7 @@
 /** The live stream (spec: Events 1): a WebSocket per client, fed by this instance's hub. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { AppContext } from '../../platform/context.js';
 import { OFFICE, type Access, type Principal } from '../../platform/http/access.js';
@@ -52,7 +53,8 @@ export async function liveRoutes(fastify: FastifyInstance) {
       '`at` is the item\'s time; for `trip_update`, the time of the operator action, and `data` is `{action: put|ended|removed, update: <TripUpdateRecord>}`. Late or replayed reports are pushed when stored (their `at` tells); duplicates are not pushed again.',
     '**Team scope**: a client limited to teams receives a device message when the driver or the vehicle of the duty (without a duty: the device\'s team or its vehicle\'s) belongs to one of its teams; a message attributed to no team reaches only clients with the whole group. ' +
       'Trip updates concern the network and reach every client of the group. Attribution is cached per instance for up to 60 s, so a team change reaches the stream within a minute.',
-    '**Heartbeat**: the server pings every LIVE_HEARTBEAT_SECONDS (default 30); a client that has not answered the previous ping with a pong (WebSocket clients do it by themselves) is cut. Messages a client sends after its credential are ignored (at most 4096 bytes each).',
+    '**Heartbeat**: the server pings every LIVE_HEARTBEAT_SECONDS (default 30); a client that has not answered the previous ping with a pong (WebSocket clients do it by themselves) is cut. ' +
+      'At each heartbeat the session or API key of each stream is checked again: a logout, an expired session or a revoked key closes the stream with 4401 (a JWT is checked at subscription only; a role or team change applies from the next subscription). Messages a client sends after its credential are ignored (at most 4096 bytes each).',
     '**Several instances**: each instance LISTENs once on the database channel and fans out to its own clients, so a report stored through any instance reaches the clients of all. Without the upgrade, this URL answers 426 `UpgradeRequired`.',
   ].join('\n\n');
 
@@ -106,7 +108,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
         const scope = await authorizeGroup(ctx, principal, groupId, ACCESS);
         req.principal = principal;
         req.groupScope = scope;
-        await hub.subscribe(socket, scope);
+        await hub.subscribe(socket, scope, principal, (req.raw.socket as Socket | undefined) ?? null);
       };
       void (async () => {
         const atConnection = await authenticate(req);
