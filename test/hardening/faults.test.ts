@@ -228,10 +228,6 @@ describe.skipIf(!onPostgres)('faults (PostgreSQL)', () => {
   }, 300_000);
 });
 
-describe.skipIf(onPostgres)('faults (PGlite)', () => {
-  it.skip('need a PostgreSQL server: an in-memory PGlite has no connection to kill nor a second process to share it', () => {});
-});
-
 async function snapshotGtfs() {
   return {
     versions: await t.db.query('SELECT gtfs_id, name FROM gtfs_versions WHERE group_id = $1 ORDER BY gtfs_id', [g]),

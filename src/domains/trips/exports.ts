@@ -12,7 +12,7 @@ import { addDays, isoWithOffset, type Period } from '../../platform/time.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
-import { refreshDirty, tripOver, tripStatus } from './tracking.js';
+import { refreshDirty, tripOver, tripStatus, type Kilometres } from './tracking.js';
 
 const BATCH = 5000;
 
@@ -37,7 +37,7 @@ async function overlaysOfPeriod(db: Db, groupId: string, start: string, end: str
     known.get(`${t.service_date} ${overlayKey({ trip_id: t.trip_id, start_time: t.start_time === null ? null : formatGtfsTime(t.start_time) })}`) ?? emptyOverlay();
 }
 
-interface TripRow {
+interface TripRow extends Kilometres {
   service_date: string;
   trip_id: string;
   route_id: string | null;
@@ -56,13 +56,6 @@ interface TripRow {
   unpassed_stops: number[];
   last_passed_sequence: number | null;
   last_sequence: number | null;
-  tk: number | null;
-  vk: number;
-  recorded_commercial_km: number;
-  off_itinerary_km: number;
-  reliable_km: number;
-  unreliable_km: number;
-  percent_km: number | null;
   boardings: number;
   alightings: number;
   max_load: number;

@@ -535,7 +535,8 @@ export function kilometres(line: readonly [number, number][], positions: readonl
 // ---------------------------------------------------------------------------------------------
 // Reading.
 
-interface SummaryRow {
+/** A stored trip summary row: its kilometres are the columns of the same names. */
+interface SummaryRow extends Kilometres {
   trip_id: string;
   route_id: string | null;
   start_time: number | null;
@@ -549,13 +550,6 @@ interface SummaryRow {
   recorded_stops: number;
   unpassed_stops: number[];
   last_passed_sequence: number | null;
-  tk: number | null;
-  vk: number;
-  recorded_commercial_km: number;
-  off_itinerary_km: number;
-  reliable_km: number;
-  unreliable_km: number;
-  percent_km: number | null;
   boardings: number;
   alightings: number;
   max_load: number;
