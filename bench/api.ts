@@ -10,7 +10,10 @@
  *   - throughput: BENCH_CONNECTIONS (10) connections for BENCH_SECONDS (8 s), requests/s as a
  *     ratio of hello-world's, target >= 0.25;
  *   - latency: a fixed 1,000 requests/s for BENCH_SECONDS, p99 latency, target < 25 ms.
- * Every answer must be 200 (non-2xx are counted and printed).
+ * Every answer must be 200 (non-2xx are counted and printed). Every request, hello-world's too,
+ * carries `Accept-Encoding: gzip, deflate, br` as browsers and common HTTP clients send it (the
+ * cached reads then answer their gzip form; BENCH_ACCEPT_ENCODING= sends none). BENCH_PROFILE_DIR=dir
+ * writes a CPU profile of the service there; BENCH_ONLY=trip measures only the reads whose name holds it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -27,6 +30,7 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 8);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 10);
 const EXTRA_VEHICLES = Number(process.env['BENCH_EXTRA_VEHICLES'] ?? 500);
 const RATE = 1000;
+const ACCEPT_ENCODING = process.env['BENCH_ACCEPT_ENCODING'] ?? 'gzip, deflate, br';
 
 const HELLO = `
 import Fastify from 'fastify';
@@ -67,7 +71,7 @@ interface Figures {
 async function cannon(url: string, headers: Record<string, string>, o: { rate?: number }): Promise<Figures> {
   const r = await autocannon({
     url,
-    headers,
+    headers: ACCEPT_ENCODING ? { ...headers, 'accept-encoding': ACCEPT_ENCODING } : headers,
     connections: o.rate ? 20 : CONNECTIONS,
     duration: SECONDS,
     ...(o.rate ? { overallRate: o.rate } : {}),
@@ -91,7 +95,8 @@ async function main() {
 
     const url = new URL(DATABASE_URL);
     url.searchParams.set('options', `-c search_path=${schema!}`);
-    const svc = await startProcess(['--import', 'tsx', 'src/main.ts', 'serve'], { DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', TRANSIT_OPS_DEMO: '0' }, /running on (http:\/\/[^\s]+)/);
+    const profile = process.env['BENCH_PROFILE_DIR'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_PROFILE_DIR']}`] : [];
+    const svc = await startProcess([...profile, '--import', 'tsx', 'src/main.ts', 'serve'], { DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', TRANSIT_OPS_DEMO: '0' }, /running on (http:\/\/[^\s]+)/);
     children.push(svc.child);
     const hello = await startProcess(['--input-type=module', '-e', HELLO], {}, /listening (http:\/\/[^\s]+)/);
     children.push(hello.child);
@@ -109,6 +114,8 @@ async function main() {
       ['planning of a day', `${g}/planning?date=${date8}`],
       ...(feedPath ? [['GTFS-RT vehicle positions', `${svc.base}${feedPath.replace('{group_id}', demo.groupId)}`] as [string, string]] : []),
     ];
+    const only = process.env['BENCH_ONLY'];
+    if (only) reads.splice(0, reads.length, ...reads.filter(([name]) => name.includes(only)));
     for (const [name, u] of reads) {
       const r = await fetch(u, { headers: auth });
       if (r.status !== 200) throw new Error(`${name}: ${u} answered ${r.status} ${(await r.text()).slice(0, 300)}`);
@@ -116,7 +123,7 @@ async function main() {
     if (!tripId) console.log('(no trip on the demo service date: the trip object is not measured)');
     if (!feedPath) console.log('(no GTFS-RT route served yet: the feed is not measured)');
 
-    console.log(`\nwarming up… then ${SECONDS} s per run, ${CONNECTIONS} connections for throughput, ${RATE} req/s for latency`);
+    console.log(`\nAccept-Encoding: ${ACCEPT_ENCODING || '(none)'}; warming up… then ${SECONDS} s per run, ${CONNECTIONS} connections for throughput, ${RATE} req/s for latency`);
     await cannon(`${hello.base}/hello`, {}, {});
     const base = await cannon(`${hello.base}/hello`, {}, {});
     const rows: string[] = [];

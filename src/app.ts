@@ -21,6 +21,7 @@ import { securityPlugin } from './platform/http/security.js';
 import { DOCUMENTS, VERSIONS, documentBuilder, swaggerOptions, type Version } from './platform/http/openapi.js';
 import { ajvFormats } from './platform/http/params.js';
 import type { Document } from './platform/http/route.js';
+import { readCachePlugin } from './platform/http/read-cache.js';
 import { findNul, toIssues } from './platform/http/validation.js';
 import { objectId } from './platform/ids.js';
 import { apiDomains, rootDomains } from './domains/index.js';
@@ -123,6 +124,7 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   await app.register(websocket, { options: { maxPayload: 4096 } });
   // After the cookie plugin: its onRequest hook must parse cookies before credentials are read.
   app.addHook('onRequest', authHook);
+  readCachePlugin(app);
   await app.register(formbody);
   // CSV request bodies (imports, planning files) arrive as text; each route reads them with readCsv.
   app.addContentTypeParser('text/csv', { parseAs: 'string' }, (_req, body, done) => done(null, body));

@@ -66,6 +66,15 @@ export interface Config {
   corsAllowedOrigins: string[];
   /** Requests per minute of each rate-limited kind of operation (src/platform/http/security.ts). */
   rateLimits: RateLimits;
+  /** Instance-local caches kept exact by the change feed (src/platform/cache.ts); 0 disables one. */
+  caches: CacheSettings;
+}
+
+export interface CacheSettings {
+  /** Credentials, groups and memberships as the access hook reads them. */
+  authTtlMs: number;
+  /** Answers of the cached reads (operations marked `cache`, src/platform/http/read-cache.ts). */
+  readTtlMs: number;
 }
 
 export interface RateLimits {
@@ -84,6 +93,9 @@ export interface FeedsConfig {
   staleVehicleSeconds: number;
 }
 
+/** LIVE_BATCH_MS's default: the live stream's window, in ms. */
+export const DEFAULT_BATCH_MS = 100;
+
 export interface LiveSettings {
   /**
    * Browser origins allowed to open the live stream (cross-site WebSocket hijacking): exact
@@ -98,6 +110,8 @@ export interface LiveSettings {
   heartbeatMs: number;
   /** Time a client without a credential at connection has to send its first message. */
   authTimeoutMs: number;
+  /** The window of messages sent to a client together (one frame: a JSON array of envelopes). */
+  batchMs: number;
 }
 
 export interface GtfsLimits {
@@ -157,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBufferedBytes: r.int('LIVE_MAX_BUFFERED_BYTES', { default: 1_048_576, min: 4096 }),
       heartbeatMs: r.int('LIVE_HEARTBEAT_SECONDS', { default: 30, min: 1, max: 3600 }) * 1000,
       authTimeoutMs: r.int('LIVE_AUTH_TIMEOUT_SECONDS', { default: 5, min: 1, max: 300 }) * 1000,
+      batchMs: r.int('LIVE_BATCH_MS', { default: DEFAULT_BATCH_MS, min: 1, max: 1000 }),
     },
     trustProxy: trustProxyOf(r.str('TRUST_PROXY', { default: 'loopback,linklocal,uniquelocal' })),
     corsAllowedOrigins: r.origins('CORS_ALLOWED_ORIGINS'),
@@ -164,6 +179,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       login: r.int('RATE_LIMIT_LOGIN_PER_MINUTE', { default: 20, min: 1 }),
       credentials: r.int('RATE_LIMIT_API_KEYS_PER_MINUTE', { default: 10, min: 1 }),
       exports: r.int('RATE_LIMIT_EXPORTS_PER_MINUTE', { default: 30, min: 1 }),
+    },
+    caches: {
+      authTtlMs: r.int('CACHE_AUTH_TTL_MS', { default: 300_000, min: 0, max: 3_600_000 }),
+      readTtlMs: r.int('CACHE_READ_TTL_MS', { default: 5_000, min: 0, max: 60_000 }),
     },
   };
   if (config.corsAllowedOrigins.includes('*')) r.problem('CORS_ALLOWED_ORIGINS cannot be *: cross-origin calls carry credentials, so name each origin');

@@ -207,8 +207,7 @@ function connectStream() {
   }
   state.ws = ws;
   ws.addEventListener('open', () => ws.send(JSON.stringify({ session_id: state.token })));
-  ws.addEventListener('message', (event) => {
-    const msg = JSON.parse(event.data);
+  const onMessage = (msg) => {
     if (msg.type === 'subscribed') {
       setStatus('live: following the stream');
       clearInterval(state.poll);
@@ -226,6 +225,10 @@ function connectStream() {
     } else if (['trip_event', 'trip_start', 'trip_end', 'duty_sign_on', 'duty_sign_off'].includes(msg.type)) {
       soon();
     }
+  };
+  // Each frame is a JSON array of envelopes (the messages of one window of the stream).
+  ws.addEventListener('message', (event) => {
+    for (const msg of JSON.parse(event.data)) onMessage(msg);
   });
   ws.addEventListener('close', (event) => {
     if (state.ws !== ws || !state.token) return;

@@ -5,8 +5,10 @@ import type { Envelope } from '../../src/domains/live/schemas.js';
 
 export interface Stream {
   ws: WebSocket;
-  /** Every message received so far, in order. */
+  /** Every message received so far, in order (the envelopes of a batch one by one). */
   received: Envelope[];
+  /** Every frame received so far, parsed: an array of envelopes (batch, the default) or one envelope (`batch=false`). */
+  frames: (Envelope | Envelope[])[];
   /** The next message not yet taken (of this type when given; others of other types are skipped). */
   next(type?: string): Promise<Envelope>;
   /** Resolves when the connection closes. */
@@ -15,10 +17,13 @@ export interface Stream {
 
 export function wrap(ws: WebSocket): Stream {
   const received: Envelope[] = [];
+  const frames: (Envelope | Envelope[])[] = [];
   let taken = 0;
   const waiters: (() => void)[] = [];
   ws.on('message', (data) => {
-    received.push(JSON.parse(String(data)) as Envelope);
+    const frame = JSON.parse(String(data)) as Envelope | Envelope[];
+    frames.push(frame);
+    received.push(...(Array.isArray(frame) ? frame : [frame]));
     for (const w of waiters.splice(0)) w();
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
@@ -30,6 +35,7 @@ export function wrap(ws: WebSocket): Stream {
   return {
     ws,
     received,
+    frames,
     closed,
     async next(type?: string) {
       for (;;) {
@@ -51,11 +57,11 @@ export async function wsBase(app: FastifyInstance): Promise<string> {
   return `ws://127.0.0.1:${port}`;
 }
 
-export const streamPath = (groupId: string) => `/api/v4/groups/${groupId}/events/op/subscribe`;
+export const streamPath = (groupId: string, batch = true) => `/api/v4/groups/${groupId}/events/op/subscribe${batch ? '' : '?batch=false'}`;
 
 /** Opens the stream; rejects with the HTTP status when the upgrade is refused. */
-export async function connect(app: FastifyInstance, groupId: string, o: ClientOptions & { headers?: Record<string, string> } = {}): Promise<Stream> {
-  const ws = new WebSocket(`${await wsBase(app)}${streamPath(groupId)}`, o);
+export async function connect(app: FastifyInstance, groupId: string, o: ClientOptions & { headers?: Record<string, string>; batch?: boolean } = {}): Promise<Stream> {
+  const ws = new WebSocket(`${await wsBase(app)}${streamPath(groupId, o.batch)}`, o);
   const stream = wrap(ws);
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
@@ -66,8 +72,8 @@ export async function connect(app: FastifyInstance, groupId: string, o: ClientOp
 }
 
 /** Opens the stream and waits for `subscribed`. */
-export async function subscribe(app: FastifyInstance, groupId: string, headers: Record<string, string>): Promise<Stream> {
-  const s = await connect(app, groupId, { headers });
+export async function subscribe(app: FastifyInstance, groupId: string, headers: Record<string, string>, o: { batch?: boolean } = {}): Promise<Stream> {
+  const s = await connect(app, groupId, { headers, ...o });
   await s.next('subscribed');
   return s;
 }

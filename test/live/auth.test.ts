@@ -8,7 +8,7 @@ let t: TestApp;
 let g: string;
 let reader: TestUser;
 beforeAll(async () => {
-  t = await setup({ config: { live: { allowedOrigins: ['https://ops.example.org'], maxBufferedBytes: 1_048_576, heartbeatMs: 30_000, authTimeoutMs: 1000 } } });
+  t = await setup({ config: { live: { allowedOrigins: ['https://ops.example.org'], maxBufferedBytes: 1_048_576, heartbeatMs: 30_000, authTimeoutMs: 1000, batchMs: 50 } } });
   g = await newGroup(t);
   reader = await newUser(t, { groupId: g, role: 'reader' });
 });
@@ -104,7 +104,9 @@ describe('live stream configuration', () => {
   it('reads LIVE_ALLOWED_ORIGINS as a list of origins and refuses anything else', async () => {
     const { loadConfig } = await import('../../src/config.js');
     expect(loadConfig({ LIVE_ALLOWED_ORIGINS: 'https://ops.example.org, http://localhost:5173' }).live.allowedOrigins).toEqual(['https://ops.example.org', 'http://localhost:5173']);
-    expect(loadConfig({}).live).toEqual({ allowedOrigins: [], maxBufferedBytes: 1_048_576, heartbeatMs: 30_000, authTimeoutMs: 5000 });
+    expect(loadConfig({}).live).toEqual({ allowedOrigins: [], maxBufferedBytes: 1_048_576, heartbeatMs: 30_000, authTimeoutMs: 5000, batchMs: 100 });
+    expect(loadConfig({ LIVE_BATCH_MS: '250' }).live.batchMs).toBe(250);
+    expect(() => loadConfig({ LIVE_BATCH_MS: '0' })).toThrow(/LIVE_BATCH_MS/);
     expect(() => loadConfig({ LIVE_ALLOWED_ORIGINS: 'https://ops.example.org/app' })).toThrow(/LIVE_ALLOWED_ORIGINS="https:\/\/ops.example.org\/app": each entry must be an origin/);
     expect(() => loadConfig({ LIVE_ALLOWED_ORIGINS: 'ops.example.org' })).toThrow(/LIVE_ALLOWED_ORIGINS/);
     expect(() => loadConfig({ LIVE_MAX_BUFFERED_BYTES: '10' })).toThrow(/LIVE_MAX_BUFFERED_BYTES="10": must be at least 4096/);

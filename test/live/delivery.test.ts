@@ -5,8 +5,8 @@ import { WebSocket } from 'ws';
 import { buildApp } from '../../src/app.js';
 import { createApiKey, revokeApiKey } from '../../src/domains/auth/service.js';
 import { liveHub } from '../../src/domains/live/routes.js';
-import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
-import { item, newDevice, send } from '../helpers/actual.js';
+import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
+import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
 import { engine } from '../helpers/db.js';
 import { connect, streamPath, subscribe, wrap, type Stream } from '../helpers/live.js';
 
@@ -14,7 +14,7 @@ let t: TestApp;
 let g: string;
 let reader: TestUser;
 beforeAll(async () => {
-  t = await setup({ config: { live: { allowedOrigins: [], maxBufferedBytes: 4096, heartbeatMs: 600_000, authTimeoutMs: 5000 } } });
+  t = await setup({ config: { live: { allowedOrigins: [], maxBufferedBytes: 4096, heartbeatMs: 600_000, authTimeoutMs: 5000, batchMs: 50 } } });
   g = await newGroup(t);
   reader = await newUser(t, { groupId: g, role: 'reader' });
 });
@@ -23,6 +23,81 @@ afterAll(async () => t?.close());
 const at = (s: number) => new Date(Date.UTC(2026, 2, 10, 6, 0, s)).toISOString();
 
 describe('live stream delivery', () => {
+  it('sends by default one JSON array of envelopes per frame (a window of messages), and one envelope per frame with batch=false', async () => {
+    const batched = await subscribe(t.app, g, reader.auth);
+    const single = await subscribe(t.app, g, reader.auth, { batch: false });
+    expect(batched.frames[0]).toEqual([expect.objectContaining({ type: 'subscribed', data: expect.objectContaining({ batch_ms: 50 }) })]);
+    expect(single.frames[0]).toMatchObject({ type: 'subscribed', data: { batch_ms: null } });
+    const dev = await newDevice(t, g);
+    // One report: its items are dispatched one after the other, within one window.
+    const items = [0, 1, 2].map((i) => item('device_state', at(600 + i), { state: { n: i } }));
+    await send(t, g, dev.auth, items);
+    for (const s of [batched, single]) for (const it of items) expect((await s.next('device_state')).data.id).toBe(it.id);
+    expect(batched.frames.slice(1)).toEqual([items.map((it) => expect.objectContaining({ type: 'device_state', at: it.at, data: expect.objectContaining({ id: it.id }) }))]);
+    expect(single.frames.slice(1)).toEqual(items.map((it) => expect.objectContaining({ type: 'device_state', data: expect.objectContaining({ id: it.id }) })));
+    batched.ws.close();
+    single.ws.close();
+  });
+
+  it('publishes reports stored at the same time (their notices share NOTIFY statements), each device in order', async () => {
+    const stream = await subscribe(t.app, g, reader.auth);
+    const devices = await Promise.all(Array.from({ length: 12 }, () => newDevice(t, g)));
+    const sent = await Promise.all(devices.map(async (dev, i) => {
+      const items = [0, 1].map((k) => item('position', at(800 + i * 2 + k), { lat: 48.85, lon: 2.35, gps_valid: true }));
+      await send(t, g, dev.auth, [items[0]!]);
+      await send(t, g, dev.auth, [items[1]!]);
+      return items.map((it) => it.id);
+    }));
+    const got: string[] = [];
+    while (got.length < 24) got.push((await stream.next('vehicle_position')).data.id as string);
+    expect(new Set(got)).toEqual(new Set(sent.flat()));
+    for (const [first, second] of sent) expect(got.indexOf(first!)).toBeLessThan(got.indexOf(second!));
+    stream.ws.close();
+  });
+
+  it('gives the clients of one window what their teams allow, whichever batching they chose', async () => {
+    const north = await newTeam(t, g);
+    const south = await newTeam(t, g);
+    const northUser = await newUser(t, { groupId: g, role: 'reader', teams: [north] });
+    const streams = {
+      north: await subscribe(t.app, g, northUser.auth),
+      north2: await subscribe(t.app, g, northUser.auth),
+      northSingle: await subscribe(t.app, g, northUser.auth, { batch: false }),
+      south: await subscribe(t.app, g, (await newUser(t, { groupId: g, role: 'reader', teams: [south] })).auth),
+      all: await subscribe(t.app, g, reader.auth),
+      all2: await subscribe(t.app, g, reader.auth),
+    };
+    const onDuty = async (teams: string[]) => {
+      const dev = await newDevice(t, g);
+      await send(t, g, dev.auth, [item('sign_on', at(700), { driver_id: await newDriver(t, g), vehicle_id: await newVehicle(t, g, { teams }) })]);
+      return dev;
+    };
+    const [n, s, none] = [await onDuty([north]), await onDuty([south]), await onDuty([])];
+    const positions: { device: string; id: string }[] = [];
+    for (const [i, dev] of [n, s, none, n].entries()) {
+      const p = item('position', at(710 + i), { lat: 48.85, lon: 2.35, gps_valid: true });
+      await send(t, g, dev.auth, [p]);
+      positions.push({ device: dev.deviceId, id: p.id });
+    }
+    const last = positions.at(-1)!;
+    const seen = async (stream: Stream) => {
+      const out: string[] = [];
+      for (;;) {
+        const m = await stream.next('vehicle_position');
+        out.push(m.data.id as string);
+        if (m.data.id === last.id) return out;
+      }
+    };
+    const ids = (...devices: string[]) => positions.filter((p) => devices.includes(p.device)).map((p) => p.id);
+    for (const k of ['north', 'north2', 'northSingle'] as const) expect(new Set(await seen(streams[k]))).toEqual(new Set(ids(n.deviceId)));
+    for (const k of ['all', 'all2'] as const) expect(new Set(await seen(streams[k]))).toEqual(new Set(ids(n.deviceId, s.deviceId, none.deviceId)));
+    // south never sees north's last position: close it after the others have theirs, and count.
+    for (const stream of Object.values(streams)) stream.ws.close();
+    await streams.south.closed;
+    expect(streams.south.received.filter((m) => m.type === 'vehicle_position').map((m) => m.data.id)).toEqual(ids(s.deviceId));
+    expect(streams.south.received.filter((m) => m.type === 'duty_sign_on').map((m) => m.data.device_id)).toEqual([s.deviceId]);
+  });
+
   it('closes a client that does not read (4429 SlowClient) and keeps serving the others', async () => {
     let slow!: Stream;
     const ws = await t.app.injectWS(streamPath(g), { headers: reader.auth }, { onInit: (w: WebSocket) => void (slow = wrap(w)) });

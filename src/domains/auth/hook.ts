@@ -8,9 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors, invalid } from '../../platform/http/errors.js';
 import { GROUP_ID } from '../../platform/http/params.js';
 import type { Principal } from '../../platform/http/access.js';
-import { getGroup } from '../groups/service.js';
 import { looksLikeJwt } from './oidc.js';
-import { authorizeGroup, checkScope, principalFromApiKey, principalFromJwt, principalFromSession } from './service.js';
+import { authorizeGroup, cachedGroup, checkScope, principalFromApiKey, principalFromJwt, principalFromSession } from './service.js';
 
 export async function authenticate(req: FastifyRequest): Promise<Principal | null> {
   const ctx = req.server.ctx;
@@ -56,7 +55,7 @@ export async function authHook(req: FastifyRequest, _reply: FastifyReply): Promi
 
   if (access.kind === 'public') {
     if (access.group && groupId !== undefined) {
-      const g = await getGroup(ctx.db, groupId);
+      const g = await cachedGroup(ctx, groupId);
       if (!g) throw errors.groupNotFound(groupId);
       const missing = (access.features ?? []).filter((f) => !g.features.includes(f));
       if (missing.length > 0) throw errors.forbidden('FeatureNotEnabled', `Group ${JSON.stringify(groupId)} does not have the features ${missing.join(', ')}`);

@@ -7,6 +7,8 @@ import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
 import { HttpError, errors, invalid } from '../../platform/http/errors.js';
 import type { Access, GroupScope, Principal, Role, Scope } from '../../platform/http/access.js';
+import { cachePerDb } from '../../platform/cache.js';
+import { changesOf } from '../../platform/db/changes.js';
 import { hashSecret, newSecret, objectId } from '../../platform/ids.js';
 import { getGroup, type Group } from '../groups/service.js';
 import { emailClaim, issuerFor, unverifiedIssuer, verifyJwt } from './oidc.js';
@@ -150,6 +152,9 @@ export async function stillValid(ctx: AppContext, sessionHashes: readonly string
 export async function logout(ctx: AppContext, principal: Principal): Promise<void> {
   if (principal.sessionHash) {
     await ctx.db.query('UPDATE sessions SET ended_at = $2 WHERE session_hash = $1 AND ended_at IS NULL', [principal.sessionHash, ctx.clock.now()]);
+    // A GET: the write hook leaves the caches alone, and the commit's notification may come after
+    // the client's next request. The session must be dead for it at once.
+    changesOf(ctx.db).touch('sessions');
   }
 }
 
@@ -165,27 +170,68 @@ const basePrincipal = {
   oidc: null,
 } as const;
 
+interface SessionRow {
+  user_id: string;
+  email: string;
+  superuser: boolean;
+  scopes: Scope[] | null;
+  device_group_id: string | null;
+  device_id: string | null;
+  expires_at: Date;
+}
+
+/**
+ * The access hook's lookups, cached per instance (src/platform/cache.ts): exact, since any change
+ * to these tables, in any instance, invalidates them; only open sessions and unrevoked keys are
+ * kept, and their expiry is checked against the clock at each use.
+ */
+const sessionCache = cachePerDb<{ principal: Principal; expiresAt: Date }>({ only: ['sessions', 'users'] });
+const apiKeyCache = cachePerDb<{ principal: Principal; expiresAt: Date | null }>({ only: ['api_keys', 'users'] });
+const groupCache = cachePerDb<Group>({ only: ['groups'] });
+const membershipCache = cachePerDb<{ role: Role; teams: string[]; driver_id: string | null } | null>({ only: ['memberships'] });
+
+/** getGroup through the instance's cache (the access hook runs it on every request). */
+export async function cachedGroup(ctx: AppContext, groupId: string): Promise<Group | null> {
+  const cache = groupCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs);
+  const hit = cache.peek(groupId);
+  if (hit) return hit;
+  const ticket = cache.ticket();
+  const g = await getGroup(ctx.db, groupId);
+  if (g) cache.store(groupId, ticket, g);
+  return g;
+}
+
 export async function principalFromSession(ctx: AppContext, sessionId: string): Promise<Principal | null> {
-  const hash = hashSecret(sessionId);
-  const rows = await ctx.db.query<{ user_id: string; email: string; superuser: boolean; scopes: Scope[] | null; device_group_id: string | null; device_id: string | null }>(
-    `SELECT s.user_id, u.email, u.superuser, s.scopes, s.device_group_id, s.device_id
-     FROM sessions s JOIN users u USING (user_id)
-     WHERE s.session_hash = $1 AND s.ended_at IS NULL AND s.expires_at > $2`,
-    [hash, ctx.clock.now()],
-  );
-  const s = rows[0];
-  if (!s) return null;
-  return {
-    ...basePrincipal,
-    via: 'session',
-    userId: s.user_id,
-    email: s.email,
-    superuser: s.superuser,
-    scopes: s.scopes,
-    sessionHash: hash,
-    device: s.device_id && s.device_group_id ? { groupId: s.device_group_id, deviceId: s.device_id } : null,
-    groupIds: s.device_group_id ? [s.device_group_id] : null,
-  };
+  // Keyed by the credential itself: a hit costs no hashing (the process holds it anyway).
+  const cache = sessionCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs);
+  let c = cache.peek(sessionId);
+  if (!c) {
+    const ticket = cache.ticket();
+    const hash = hashSecret(sessionId);
+    const s = (await ctx.db.query<SessionRow>(
+      `SELECT s.user_id, u.email, u.superuser, s.scopes, s.device_group_id, s.device_id, s.expires_at
+       FROM sessions s JOIN users u USING (user_id)
+       WHERE s.session_hash = $1 AND s.ended_at IS NULL`,
+      [hash],
+    ))[0];
+    if (!s) return null;
+    c = {
+      expiresAt: s.expires_at,
+      principal: {
+        ...basePrincipal,
+        via: 'session',
+        userId: s.user_id,
+        email: s.email,
+        superuser: s.superuser,
+        scopes: s.scopes,
+        sessionHash: hash,
+        device: s.device_id && s.device_group_id ? { groupId: s.device_group_id, deviceId: s.device_id } : null,
+        groupIds: s.device_group_id ? [s.device_group_id] : null,
+      },
+    };
+    cache.store(sessionId, ticket, c);
+  }
+  return c.expiresAt <= ctx.clock.now() ? null : c.principal;
 }
 
 // ---------------------------------------------------------------- API keys
@@ -209,15 +255,24 @@ interface KeyRow {
 const KEY_COLUMNS = 'api_key_id, name, principal, user_id, device_id, role, group_ids, teams, scopes, expires_at, created_by, created_at, last_used_at';
 
 export async function principalFromApiKey(ctx: AppContext, key: string): Promise<Principal | null> {
-  const now = ctx.clock.now();
-  const rows = await ctx.db.query<KeyRow & { email: string | null; superuser: boolean | null }>(
-    `SELECT k.api_key_id, k.principal, k.user_id, k.device_id, k.role, k.group_ids, k.teams, k.scopes, u.email, u.superuser
-     FROM api_keys k LEFT JOIN users u USING (user_id)
-     WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)`,
-    [hashSecret(key), now],
-  );
-  const k = rows[0];
-  if (!k) return null;
+  const cache = apiKeyCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs);
+  let c = cache.peek(key);
+  if (!c) {
+    const ticket = cache.ticket();
+    const k = (await ctx.db.query<KeyRow & { email: string | null; superuser: boolean | null }>(
+      `SELECT k.api_key_id, k.principal, k.user_id, k.device_id, k.role, k.group_ids, k.teams, k.scopes, k.expires_at, u.email, u.superuser
+       FROM api_keys k LEFT JOIN users u USING (user_id)
+       WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      [hashSecret(key)],
+    ))[0];
+    if (!k) return null;
+    c = { principal: keyPrincipal(k), expiresAt: k.expires_at };
+    cache.store(key, ticket, c);
+  }
+  return c.expiresAt !== null && c.expiresAt <= ctx.clock.now() ? null : c.principal;
+}
+
+function keyPrincipal(k: KeyRow & { email: string | null; superuser: boolean | null }): Principal {
   const common = {
     ...basePrincipal,
     via: 'api_key' as const,
@@ -386,7 +441,7 @@ type GroupAccess = Extract<Access, { kind: 'group' }>;
  * the endpoint's error) → features → scope. Superusers pass every role check.
  */
 export async function authorizeGroup(ctx: AppContext, p: Principal, groupId: string, access: GroupAccess): Promise<GroupScope> {
-  const group = await getGroup(ctx.db, groupId);
+  const group = await cachedGroup(ctx, groupId);
   if (!group) throw errors.groupNotFound(groupId);
   if (p.groupIds && !p.groupIds.includes(groupId)) throw errors.noRole(groupId);
   if (p.via === 'jwt') {
@@ -405,7 +460,8 @@ export async function authorizeGroup(ctx: AppContext, p: Principal, groupId: str
     teams = p.teams;
   } else {
     const m = p.userId
-      ? (await ctx.db.query<{ role: Role; teams: string[]; driver_id: string | null }>('SELECT role, teams, driver_id FROM memberships WHERE group_id = $1 AND user_id = $2', [groupId, p.userId]))[0]
+      ? await membershipCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs).get(`${groupId}\u0000${p.userId}`, async () =>
+        (await ctx.db.query<{ role: Role; teams: string[]; driver_id: string | null }>('SELECT role, teams, driver_id FROM memberships WHERE group_id = $1 AND user_id = $2', [groupId, p.userId]))[0] ?? null)
       : undefined;
     if (m) {
       role = m.role;

@@ -7,11 +7,11 @@
  */
 import { Compile } from 'typebox/compile';
 import type { AppContext } from '../../platform/context.js';
-import type { Tx } from '../../platform/db/index.js';
+import { changesOf, type AnnouncedTable } from '../../platform/db/changes.js';
+import type { Queryable, Tx } from '../../platform/db/index.js';
 import { objectId } from '../../platform/ids.js';
 import { gtfsSeconds } from '../gtfs/time.js';
 import { appendHistory, type HistoryEventInput } from './history.js';
-import { markTripsDirty } from '../trips/tracking.js';
 import { publishLive } from './live.js';
 import {
   ITEM_SCHEMAS,
@@ -129,42 +129,57 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
     if (trip_id && service_date) touched.set(`${service_date} ${trip_id}`, { trip_id, service_date });
   };
 
-  const duties = await ctx.db.transaction(async (tx) => {
-    const add = (ids: Iterable<string>) => {
-      for (const id of ids) accepted.add(id);
-    };
-    const signs = await insertSignEvents(tx, groupId, deviceId, of<SignOn>('sign_on'), of<SignOff>('sign_off'), receivedAt);
-    add(signs.map((s) => s.client_id));
-    if (signs.length > 0) await deriveDuties(tx, groupId, deviceId, Math.min(...signs.map((s) => s.at.getTime())));
-    add(await insertTripRuns(tx, groupId, deviceId, [...of<TripStart>('trip_start'), ...of<TripEnd>('trip_end')], receivedAt));
-    add(await insertTripEvents(tx, groupId, deviceId, of<TripEvent>('trip_event'), receivedAt));
-    add(await insertPositions(tx, groupId, deviceId, of<Position>('position'), receivedAt));
-    add(await insertPassengerCounts(tx, groupId, deviceId, of<PassengerCount>('passenger_count'), receivedAt));
-    add(await insertMovements(tx, groupId, deviceId, of<VehicleMovement>('vehicle_movement'), receivedAt));
+  const reports: ReportItems = {
+    runs: [...of<TripStart>('trip_start'), ...of<TripEnd>('trip_end')],
+    events: of<TripEvent>('trip_event'),
+    positions: of<Position>('position'),
+    counts: of<PassengerCount>('passenger_count'),
+    movements: of<VehicleMovement>('vehicle_movement'),
+  };
+  const states = of<DeviceState>('device_state');
+  const ons = of<SignOn>('sign_on');
+  const offs = of<SignOff>('sign_off');
 
-    // The device's history: its state changes, and who is signed on (sign events).
-    const history: HistoryEventInput[] = [
-      ...of<DeviceState>('device_state').map((s) => ({ clientId: s.item.id, at: s.at, patch: s.item.state as Record<string, unknown> })),
-      ...signs.map((e) => ({
-        clientId: e.client_id,
-        at: e.at,
-        patch: e.kind === 'sign_on' ? { current_duty_id: e.duty_id, driver_id: e.driver_id, vehicle_id: e.vehicle_id } : { current_duty_id: null, driver_id: null, vehicle_id: null },
-      })),
-    ];
-    add(await appendHistory(tx, groupId, deviceId, history, receivedAt));
-    await touchLatest(tx, groupId, deviceId, of<Position>('position').filter((p) => accepted.has(p.item.id)), receivedAt);
+  let duties: { client_id: string; duty_id: string }[] = [];
+  if (ons.length + offs.length + states.length === 0) {
+    // The common batch (trip events, positions, counts…): one statement, atomic by itself.
+    for (const id of await insertReports(ctx.db, groupId, deviceId, reports, receivedAt)) accepted.add(id);
+  } else {
+    duties = await ctx.db.transaction(async (tx) => {
+      const add = (ids: Iterable<string>) => {
+        for (const id of ids) accepted.add(id);
+      };
+      const signs = await insertSignEvents(tx, groupId, deviceId, ons, offs, receivedAt);
+      add(signs.map((s) => s.client_id));
+      if (signs.length > 0) await deriveDuties(tx, groupId, deviceId, Math.min(...signs.map((s) => s.at.getTime())));
+      add(await insertReports(tx, groupId, deviceId, reports, receivedAt));
 
-    // Tracking of the trips these reports touch is recomputed after commit (trips/tracking.ts).
-    for (const t of ['trip_event', 'position', 'passenger_count', 'trip_start', 'trip_end'] as const) {
-      for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);
-    }
-    await markTripsDirty(tx, groupId, [...touched.values()]);
+      // The device's history: its state changes, and who is signed on (sign events).
+      const history: HistoryEventInput[] = [
+        ...states.map((s) => ({ clientId: s.item.id, at: s.at, patch: s.item.state as Record<string, unknown> })),
+        ...signs.map((e) => ({
+          clientId: e.client_id,
+          at: e.at,
+          patch: e.kind === 'sign_on' ? { current_duty_id: e.duty_id, driver_id: e.driver_id, vehicle_id: e.vehicle_id } : { current_duty_id: null, driver_id: null, vehicle_id: null },
+        })),
+      ];
+      add(await appendHistory(tx, groupId, deviceId, history, receivedAt));
 
-    const ids = of<SignOn>('sign_on').map((s) => s.item.id);
-    return ids.length === 0
-      ? []
-      : tx.query<{ client_id: string; duty_id: string }>('SELECT client_id, duty_id FROM device_sign_events WHERE group_id = $1 AND device_id = $2 AND client_id = ANY($3::uuid[])', [groupId, deviceId, ids]);
-  });
+      const ids = ons.map((s) => s.item.id);
+      return ids.length === 0
+        ? []
+        : tx.query<{ client_id: string; duty_id: string }>('SELECT client_id, duty_id FROM device_sign_events WHERE group_id = $1 AND device_id = $2 AND client_id = ANY($3::uuid[])', [groupId, deviceId, ids]);
+    });
+  }
+  // The caches that read report tables learn of them (they have no trigger: changes.ts).
+  if (accepted.size > 0) {
+    changesOf(ctx.db).announce(ons.length + offs.length + states.length === 0 ? REPORTS_WRITE : [...REPORTS_WRITE, 'device_sign_events', 'device_history_events', 'device_history_snapshots']);
+  }
+  // Tracking of the trips these reports touch (marked dirty by insertReports) is recomputed after
+  // commit (trips/tracking.ts).
+  for (const t of ['trip_event', 'position', 'passenger_count', 'trip_start', 'trip_end'] as const) {
+    for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);
+  }
 
   const all = [...byType.values()].flat();
   const duplicates = [...all.filter((v) => !accepted.has(v.item.id)).map((v) => v.item.id), ...inBatchDuplicates];
@@ -304,110 +319,99 @@ async function deriveDuties(tx: Tx, g: string, d: string, fromMs: number) {
   }
 }
 
-async function insertTripRuns(tx: Tx, g: string, d: string, runs: (Valid & { item: TripStart | TripEnd })[], receivedAt: Date): Promise<string[]> {
-  if (runs.length === 0) return [];
-  const rows = await tx.query<{ client_id: string }>(
-    `INSERT INTO trip_runs (group_id, device_id, client_id, kind, at, trip_id, service_date, start_time, block_id, received_at)
-     SELECT $1, $2, u.*, $10 FROM unnest($3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::date[], $8::int[], $9::text[])
-       AS u(client_id, kind, at, trip_id, service_date, start_time, block_id)
-     ON CONFLICT DO NOTHING RETURNING client_id`,
-    [
-      g, d,
-      runs.map((r) => r.item.id), runs.map((r) => (r.type === 'trip_start' ? 'start' : 'end')), runs.map((r) => iso(r.at)),
-      runs.map((r) => r.item.trip_id), runs.map((r) => r.item.service_date), runs.map((r) => secondsOf(r.item.start_time)),
-      runs.map((r) => nul((r.item as TripStart).block_id)), receivedAt,
-    ],
-  );
-  return rows.map((r) => r.client_id);
+/** The tables insertReports writes. */
+const REPORTS_WRITE: AnnouncedTable[] = ['positions', 'trip_events', 'passenger_counts', 'trip_runs', 'vehicle_movements', 'device_latest', 'trip_tracking_dirty'];
+
+interface ReportItems {
+  runs: (Valid & { item: TripStart | TripEnd })[];
+  events: (Valid & { item: TripEvent })[];
+  positions: (Valid & { item: Position })[];
+  counts: (Valid & { item: PassengerCount })[];
+  movements: (Valid & { item: VehicleMovement })[];
 }
 
-async function insertTripEvents(tx: Tx, g: string, d: string, events: (Valid & { item: TripEvent })[], receivedAt: Date): Promise<string[]> {
-  if (events.length === 0) return [];
-  const e = events.map((x) => x.item);
-  const rows = await tx.query<{ client_id: string }>(
-    `INSERT INTO trip_events (group_id, device_id, client_id, at, event, trip_id, service_date, start_time, stop_id, stop_sequence, lat, lon, gps_valid, odometer_km, state, received_at)
-     SELECT $1, $2, u.*, $16 FROM unnest($3::uuid[], $4::timestamptz[], $5::text[], $6::text[], $7::date[], $8::int[], $9::text[], $10::int[], $11::float8[], $12::float8[], $13::bool[], $14::float8[], $15::text[])
-       AS u(client_id, at, event, trip_id, service_date, start_time, stop_id, stop_sequence, lat, lon, gps_valid, odometer_km, state)
-     ON CONFLICT DO NOTHING RETURNING client_id`,
-    [
-      g, d,
-      e.map((x) => x.id), e.map((x) => x.at), e.map((x) => x.event), e.map((x) => x.trip_id), e.map((x) => x.service_date),
-      e.map((x) => secondsOf(x.start_time)), e.map((x) => nul(x.stop_id)), e.map((x) => nul(x.stop_sequence)), e.map((x) => nul(x.lat)),
-      e.map((x) => nul(x.lon)), e.map((x) => x.gps_valid), e.map((x) => nul(x.odometer_km)), e.map((x) => nul(x.state)), receivedAt,
-    ],
-  );
-  return rows.map((r) => r.client_id);
-}
+const LATEST_POSITION = ['position_at', 'lat', 'lon', 'gps_valid', 'speed_kmh', 'bearing', 'trip_id', 'service_date', 'start_time'] as const;
+const NEWER_POSITION = 'EXCLUDED.position_at IS NOT NULL AND (l.position_at IS NULL OR l.position_at < EXCLUDED.position_at)';
 
-async function insertPositions(tx: Tx, g: string, d: string, positions: (Valid & { item: Position })[], receivedAt: Date): Promise<string[]> {
-  if (positions.length === 0) return [];
-  const p = positions.map((x) => x.item);
-  const rows = await tx.query<{ client_id: string }>(
-    `INSERT INTO positions (group_id, device_id, client_id, at, lat, lon, gps_valid, speed_kmh, bearing, accuracy_m, odometer_km, trip_id, service_date, start_time, received_at)
-     SELECT $1, $2, u.*, $15 FROM unnest($3::uuid[], $4::timestamptz[], $5::float8[], $6::float8[], $7::bool[], $8::real[], $9::real[], $10::real[], $11::float8[], $12::text[], $13::date[], $14::int[])
-       AS u(client_id, at, lat, lon, gps_valid, speed_kmh, bearing, accuracy_m, odometer_km, trip_id, service_date, start_time)
-     ON CONFLICT DO NOTHING RETURNING client_id`,
-    [
-      g, d,
-      p.map((x) => x.id), p.map((x) => x.at), p.map((x) => x.lat), p.map((x) => x.lon), p.map((x) => x.gps_valid), p.map((x) => nul(x.speed_kmh)),
-      p.map((x) => nul(x.bearing)), p.map((x) => nul(x.accuracy_m)), p.map((x) => nul(x.odometer_km)), p.map((x) => nul(x.trip_id)),
-      p.map((x) => nul(x.service_date)), p.map((x) => secondsOf(x.start_time)), receivedAt,
-    ],
-  );
-  return rows.map((r) => r.client_id);
-}
+/**
+ * Every report of a batch but sign events and device states, in ONE statement (a batch costs one
+ * round trip): each kind is inserted with ON CONFLICT DO NOTHING on its client id (a retried item
+ * is not stored twice); the rows actually inserted then move the device's latest state (only
+ * forward in event time; last_seen_at always) and mark their trips for the tracking (the marks
+ * carry the database clock, see trips/tracking.ts). Returns the client ids stored now.
+ */
+const INSERT_REPORTS = `WITH
+tr AS (
+  INSERT INTO trip_runs (group_id, device_id, client_id, kind, at, trip_id, service_date, start_time, block_id, received_at)
+  SELECT $1, $2, u.*, $3 FROM json_to_recordset($4::json)
+    AS u(client_id uuid, kind text, at timestamptz, trip_id text, service_date date, start_time int, block_id text)
+  ON CONFLICT DO NOTHING RETURNING client_id, trip_id, service_date),
+te AS (
+  INSERT INTO trip_events (group_id, device_id, client_id, at, event, trip_id, service_date, start_time, stop_id, stop_sequence, lat, lon, gps_valid, odometer_km, state, received_at)
+  SELECT $1, $2, u.*, $3 FROM json_to_recordset($5::json)
+    AS u(client_id uuid, at timestamptz, event text, trip_id text, service_date date, start_time int, stop_id text, stop_sequence int, lat float8, lon float8,
+         gps_valid bool, odometer_km float8, state text)
+  ON CONFLICT DO NOTHING RETURNING client_id, trip_id, service_date),
+po AS (
+  INSERT INTO positions (group_id, device_id, client_id, at, lat, lon, gps_valid, speed_kmh, bearing, accuracy_m, odometer_km, trip_id, service_date, start_time, received_at)
+  SELECT $1, $2, u.*, $3 FROM json_to_recordset($6::json)
+    AS u(client_id uuid, at timestamptz, lat float8, lon float8, gps_valid bool, speed_kmh real, bearing real, accuracy_m real, odometer_km float8, trip_id text,
+         service_date date, start_time int)
+  ON CONFLICT DO NOTHING RETURNING client_id, at, lat, lon, gps_valid, speed_kmh, bearing, trip_id, service_date, start_time),
+pc AS (
+  INSERT INTO passenger_counts (group_id, device_id, client_id, category, at, trip_id, service_date, start_time, stop_id, stop_sequence, door, boardings, alightings, received_at)
+  SELECT $1, $2, u.*, $3 FROM json_to_recordset($7::json)
+    AS u(client_id uuid, category text, at timestamptz, trip_id text, service_date date, start_time int, stop_id text, stop_sequence int, door int, boardings int, alightings int)
+  ON CONFLICT DO NOTHING RETURNING client_id, trip_id, service_date),
+vm AS (
+  INSERT INTO vehicle_movements (group_id, vehicle_movement_id, device_id, client_id, block_id, service_date, kind, origin, destination, started_at, ended_at, distance_km, received_at)
+  SELECT $1, u.movement_id, $2, u.client_id, u.block_id, u.service_date, u.kind, u.origin, u.destination, u.started_at, u.ended_at, u.distance_km, $3
+  FROM json_to_recordset($8::json)
+    AS u(movement_id text, client_id uuid, block_id text, service_date date, kind text, origin jsonb, destination jsonb, started_at timestamptz, ended_at timestamptz, distance_km float8)
+  ON CONFLICT DO NOTHING RETURNING client_id),
+latest AS (
+  INSERT INTO device_latest AS l (group_id, device_id, last_seen_at, ${LATEST_POSITION.join(', ')})
+  SELECT $1, $2, $3, p.at, p.lat, p.lon, p.gps_valid, p.speed_kmh, p.bearing, p.trip_id, p.service_date, p.start_time
+  FROM (SELECT 1) AS one LEFT JOIN (SELECT * FROM po ORDER BY at DESC LIMIT 1) AS p ON true
+  ON CONFLICT (group_id, device_id) DO UPDATE SET last_seen_at = GREATEST(l.last_seen_at, EXCLUDED.last_seen_at),
+  ${LATEST_POSITION.map((c) => `${c} = CASE WHEN ${NEWER_POSITION} THEN EXCLUDED.${c} ELSE l.${c} END`).join(', ')}),
+dirty AS (
+  INSERT INTO trip_tracking_dirty (group_id, service_date, trip_id, marked_at)
+  SELECT $1, t.service_date, t.trip_id, clock_timestamp()
+  FROM (SELECT service_date, trip_id FROM tr UNION SELECT service_date, trip_id FROM te UNION SELECT service_date, trip_id FROM po
+        UNION SELECT service_date, trip_id FROM pc) AS t
+  WHERE t.trip_id IS NOT NULL AND t.service_date IS NOT NULL
+  ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET marked_at = GREATEST(trip_tracking_dirty.marked_at, clock_timestamp()))
+SELECT client_id FROM tr UNION ALL SELECT client_id FROM te UNION ALL SELECT client_id FROM po
+UNION ALL SELECT DISTINCT client_id FROM pc UNION ALL SELECT client_id FROM vm`;
 
-async function insertPassengerCounts(tx: Tx, g: string, d: string, counts: (Valid & { item: PassengerCount })[], receivedAt: Date): Promise<string[]> {
-  if (counts.length === 0) return [];
-  const rows = counts.flatMap((c) => c.item.counts.map((k) => ({ c: c.item, k })));
-  const stored = await tx.query<{ client_id: string }>(
-    `INSERT INTO passenger_counts (group_id, device_id, client_id, category, at, trip_id, service_date, start_time, stop_id, stop_sequence, door, boardings, alightings, received_at)
-     SELECT $1, $2, u.*, $14 FROM unnest($3::uuid[], $4::text[], $5::timestamptz[], $6::text[], $7::date[], $8::int[], $9::text[], $10::int[], $11::int[], $12::int[], $13::int[])
-       AS u(client_id, category, at, trip_id, service_date, start_time, stop_id, stop_sequence, door, boardings, alightings)
-     ON CONFLICT DO NOTHING RETURNING client_id`,
-    [
-      g, d,
-      rows.map((r) => r.c.id), rows.map((r) => r.k.category), rows.map((r) => r.c.at), rows.map((r) => r.c.trip_id), rows.map((r) => r.c.service_date),
-      rows.map((r) => secondsOf(r.c.start_time)), rows.map((r) => r.c.stop_id), rows.map((r) => nul(r.c.stop_sequence)), rows.map((r) => r.c.door),
-      rows.map((r) => r.k.boardings), rows.map((r) => r.k.alightings), receivedAt,
-    ],
-  );
-  return [...new Set(stored.map((r) => r.client_id))];
-}
-
-async function insertMovements(tx: Tx, g: string, d: string, movements: (Valid & { item: VehicleMovement })[], receivedAt: Date): Promise<string[]> {
-  if (movements.length === 0) return [];
-  const m = movements.map((x) => x.item);
-  // The vehicle of a movement is read from the duty open on the device when it started.
-  const rows = await tx.query<{ client_id: string }>(
-    `INSERT INTO vehicle_movements (group_id, vehicle_movement_id, device_id, client_id, block_id, service_date, kind, origin, destination, started_at, ended_at, distance_km, received_at)
-     SELECT $1, u.movement_id, $2, u.client_id, u.block_id, u.service_date, u.kind, u.origin, u.destination, u.started_at, u.ended_at, u.distance_km, $13
-     FROM unnest($3::text[], $4::uuid[], $5::text[], $6::date[], $7::text[], $8::jsonb[], $9::jsonb[], $10::timestamptz[], $11::timestamptz[], $12::float8[])
-       AS u(movement_id, client_id, block_id, service_date, kind, origin, destination, started_at, ended_at, distance_km)
-     ON CONFLICT DO NOTHING RETURNING client_id`,
-    [
-      g, d,
-      m.map((x) => objectId(Date.parse(x.started_at))), m.map((x) => x.id), m.map((x) => nul(x.block_id)), m.map((x) => x.service_date), m.map((x) => x.kind),
-      m.map((x) => JSON.stringify(x.origin)), m.map((x) => JSON.stringify(x.destination)), m.map((x) => x.started_at), m.map((x) => x.ended_at),
-      m.map((x) => nul(x.distance_km)), receivedAt,
-    ],
-  );
-  return rows.map((r) => r.client_id);
-}
-
-/** The latest position of the device moves only forward in event time; last_seen_at always. */
-async function touchLatest(tx: Tx, g: string, d: string, positions: (Valid & { item: Position })[], receivedAt: Date) {
-  await tx.query(
-    `INSERT INTO device_latest (group_id, device_id, last_seen_at) VALUES ($1, $2, $3)
-     ON CONFLICT (group_id, device_id) DO UPDATE SET last_seen_at = GREATEST(device_latest.last_seen_at, EXCLUDED.last_seen_at)`,
-    [g, d, receivedAt],
-  );
-  if (positions.length === 0) return;
-  const latest = positions.reduce((a, b) => (b.at > a.at ? b : a));
-  const p = latest.item;
-  await tx.query(
-    `UPDATE device_latest SET position_at = $3, lat = $4, lon = $5, gps_valid = $6, speed_kmh = $7, bearing = $8, trip_id = $9, service_date = $10, start_time = $11
-     WHERE group_id = $1 AND device_id = $2 AND (position_at IS NULL OR position_at < $3)`,
-    [g, d, latest.at, p.lat, p.lon, p.gps_valid, nul(p.speed_kmh), nul(p.bearing), nul(p.trip_id), nul(p.service_date), secondsOf(p.start_time)],
-  );
+async function insertReports(q: Queryable, g: string, d: string, r: ReportItems, receivedAt: Date): Promise<string[]> {
+  // Each kind travels as one JSON array (json_to_recordset): PostgreSQL parses it in C, where
+  // dozens of typed arrays cost the driver's escaping of every element.
+  const json = (rows: object[]) => JSON.stringify(rows);
+  const rows = await q.query<{ client_id: string }>(INSERT_REPORTS, [
+    g, d, receivedAt,
+    json(r.runs.map(({ type, at, item }) => ({
+      client_id: item.id, kind: type === 'trip_start' ? 'start' : 'end', at: iso(at), trip_id: item.trip_id, service_date: item.service_date,
+      start_time: secondsOf(item.start_time), block_id: (item as TripStart).block_id,
+    }))),
+    json(r.events.map(({ item: x }) => ({
+      client_id: x.id, at: x.at, event: x.event, trip_id: x.trip_id, service_date: x.service_date, start_time: secondsOf(x.start_time), stop_id: x.stop_id,
+      stop_sequence: x.stop_sequence, lat: x.lat, lon: x.lon, gps_valid: x.gps_valid, odometer_km: x.odometer_km, state: x.state,
+    }))),
+    json(r.positions.map(({ item: x }) => ({
+      client_id: x.id, at: x.at, lat: x.lat, lon: x.lon, gps_valid: x.gps_valid, speed_kmh: x.speed_kmh, bearing: x.bearing, accuracy_m: x.accuracy_m,
+      odometer_km: x.odometer_km, trip_id: x.trip_id, service_date: x.service_date, start_time: secondsOf(x.start_time),
+    }))),
+    // one row per passenger category
+    json(r.counts.flatMap(({ item: x }) => x.counts.map((k) => ({
+      client_id: x.id, category: k.category, at: x.at, trip_id: x.trip_id, service_date: x.service_date, start_time: secondsOf(x.start_time), stop_id: x.stop_id,
+      stop_sequence: x.stop_sequence, door: x.door, boardings: k.boardings, alightings: k.alightings,
+    })))),
+    json(r.movements.map(({ item: x }) => ({
+      movement_id: objectId(Date.parse(x.started_at)), client_id: x.id, block_id: x.block_id, service_date: x.service_date, kind: x.kind, origin: x.origin,
+      destination: x.destination, started_at: x.started_at, ended_at: x.ended_at, distance_km: x.distance_km,
+    }))),
+  ]);
+  return rows.map((x) => x.client_id);
 }

@@ -29,6 +29,7 @@ export async function deviceRoutes(fastify: FastifyInstance) {
 
   app.post('/groups/:group_id/device/reports', {
     bodyLimit: 4 * 1024 * 1024,
+    config: { leavesCaches: true },
     schema: op(
       {
         operationId: 'postDeviceReports',

@@ -54,7 +54,7 @@ export async function fleetRoutes(fastify: FastifyInstance) {
 
   app.get('/groups/:group_id/vehicles', {
     schema: op(
-      { operationId: 'listVehicles', summary: 'Vehicles, filtered by the caller\'s teams and by status', description: TEAM_SCOPE, tags: ['vehicles'], access: groupRoles(RS3, 'ListVehiclesRoleRequired', 'read'), documents: PUBLIC },
+      { operationId: 'listVehicles', summary: 'Vehicles, filtered by the caller\'s teams and by status', description: TEAM_SCOPE, tags: ['vehicles'], access: groupRoles(RS3, 'ListVehiclesRoleRequired', 'read'), documents: PUBLIC, cache: { only: ['vehicles'] } },
       { params: GroupParams, querystring: StatusesQuery, response: { 200: Type.Array(VehicleRecord) } },
     ),
   }, async (req) => listVehicles(ctx.db, req.groupScope!, req.query.statuses));

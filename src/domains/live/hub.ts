@@ -8,9 +8,12 @@
  * (4429 SlowClient) rather than buffered. Every `heartbeatMs` each client is pinged; one that has
  * not answered the previous ping is cut.
  *
- * Fan-out cost: a message is serialised and framed once, then the same bytes go to every client.
- * Frames wait at most FLUSH_MS and leave in one socket write per client, so 1,000 vehicles
- * reporting every 5 s cost each client ~5 writes a second instead of 200.
+ * Fan-out cost: a message is serialised once. Messages wait at most `batchMs` (the window) and
+ * each client receives the window in one socket write: one frame holding a JSON array of the
+ * envelopes (the default), or one frame per envelope (`?batch=false`). The bytes of a window are
+ * built once per audience (clients of one group with the same teams), so 1,000 vehicles reporting
+ * every 5 s cost each client 1000 / batchMs frames a second (10 at 100 ms) instead of 200, and
+ * the server one write per client per window, not one array or concatenation per client.
  */
 import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
@@ -28,23 +31,53 @@ import { CLOSE, DEVICE_MESSAGE_TYPES, type Envelope } from './schemas.js';
 export interface HubOptions {
   maxBufferedBytes: number;
   heartbeatMs: number;
+  /** The window of messages sent together: one frame (a JSON array) per batching client, one socket write per client. */
+  batchMs: number;
 }
-
-/** The longest a framed message waits for others to the same client (latency added: half of it on average). */
-export const FLUSH_MS = 40;
 
 interface Client {
   ws: WebSocket;
-  /** The TCP socket under the WebSocket, for batched writes of ready frames; null in-process (tests' injectWS). */
+  /** The TCP socket under the WebSocket, for writes of pre-built frames; null in-process (tests' injectWS). */
   tcp: Socket | null;
   scope: GroupScope;
+  /** One JSON array of envelopes per frame (the default), or one envelope per frame. */
+  batch: boolean;
+  /** Clients of one group with the same audience see the same messages, so they share bytes. */
+  audience: string;
   /** The session or API key the client subscribed with, checked again at each heartbeat (a JWT is checked only at subscription). */
   sessionHash: string | null;
   apiKeyId: string | null;
   alive: boolean;
   closing: boolean;
-  pending: Buffer[];
-  pendingBytes: number;
+  /** The messages of the group's current window before this index came before the client subscribed. */
+  from: number;
+}
+
+interface Group {
+  clients: Set<Client>;
+  /** The messages of the current window, in order, with the teams they are about (null: everyone). */
+  pending: { m: Message; teams: readonly string[] | null }[];
+}
+
+/** An ended window of a group, being written to the clients the group had then. */
+interface Job {
+  pending: Group['pending'];
+  shared: Map<string, Bytes>;
+  clients: Client[];
+  next: number;
+}
+
+/** Milliseconds of client writes in one turn of the event loop before the rest waits for the next. */
+const WRITE_SLICE_MS = 4;
+
+/** What the clients of one audience receive from one window, built on first use. */
+interface Bytes {
+  messages: Message[];
+  /** Batching clients: one frame holding the JSON array; its payload for in-process clients. */
+  batchPayload?: Buffer;
+  batchFrame?: Buffer;
+  /** Other clients: one frame per message, written together. */
+  singleFrames?: Buffer;
 }
 
 /** An unmasked, final text frame (RFC 6455 5.2): what a server sends, built once per message. */
@@ -65,25 +98,46 @@ export function textFrame(payload: Buffer): Buffer {
   return frame;
 }
 
+const OPEN_BRACKET = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE_BRACKET = Buffer.from(']');
+
+/** Envelopes (serialised) as one JSON array. */
+function jsonArray(payloads: Buffer[]): Buffer {
+  const parts: Buffer[] = [OPEN_BRACKET];
+  payloads.forEach((p, i) => parts.push(...(i === 0 ? [p] : [COMMA, p])));
+  parts.push(CLOSE_BRACKET);
+  return Buffer.concat(parts);
+}
+
 export interface HubStats {
   clients: number;
+  /** Messages delivered (one per client it reached). */
   delivered: number;
+  /** Frames written (a batch counts once per client). */
+  frames: number;
   slowClientsClosed: number;
   deadPeersDropped: number;
   credentialsEnded: number;
 }
 
 export class LiveHub {
-  private readonly groups = new Map<string, Set<Client>>();
+  private readonly groups = new Map<string, Group>();
   private readonly attributions: Attributions;
   private listening: Promise<() => Promise<void>> | null = null;
   /** The notices being handled, chained per device or trip update. */
   private readonly chains = new Map<string, Promise<void>>();
   private heartbeat: NodeJS.Timeout | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
-  private readonly toFlush = new Set<Client>();
+  /** The groups with messages in the current window. */
+  private readonly toFlush = new Set<Group>();
+  /** Ended windows being written, in order. */
+  private readonly jobs: Job[] = [];
+  private draining: NodeJS.Immediate | null = null;
+  /** When the first message of the current window came (performance.now()). */
+  private windowStart = 0;
   private closed = false;
-  readonly stats: HubStats = { clients: 0, delivered: 0, slowClientsClosed: 0, deadPeersDropped: 0, credentialsEnded: 0 };
+  readonly stats: HubStats = { clients: 0, delivered: 0, frames: 0, slowClientsClosed: 0, deadPeersDropped: 0, credentialsEnded: 0 };
 
   constructor(
     private readonly ctx: AppContext,
@@ -93,33 +147,37 @@ export class LiveHub {
   }
 
   /** Adds an authorised client; resolves once the instance listens, so nothing stored after is missed. */
-  async subscribe(ws: WebSocket, scope: GroupScope, principal: Pick<Principal, 'sessionHash' | 'apiKeyId'>, tcp: Socket | null): Promise<void> {
+  async subscribe(ws: WebSocket, scope: GroupScope, principal: Pick<Principal, 'sessionHash' | 'apiKeyId'>, tcp: Socket | null, batch = true): Promise<void> {
     await this.listen();
     if (!this.groups.has(scope.groupId)) await this.attributions.warm(scope.groupId, this.ctx.clock.now().getTime());
     if (ws.readyState !== WebSocket.OPEN) return;
-    const client: Client = { ws, tcp, scope, sessionHash: principal.sessionHash, apiKeyId: principal.apiKeyId, alive: true, closing: false, pending: [], pendingBytes: 0 };
-    let set = this.groups.get(scope.groupId);
-    if (!set) this.groups.set(scope.groupId, (set = new Set()));
-    set.add(client);
+    let group = this.groups.get(scope.groupId);
+    if (!group) this.groups.set(scope.groupId, (group = { clients: new Set(), pending: [] }));
+    const audience = scope.teams === null ? '*' : [...scope.teams].sort().join('\u0000');
+    const client: Client = {
+      ws, tcp, scope, batch, audience, sessionHash: principal.sessionHash, apiKeyId: principal.apiKeyId, alive: true, closing: false, from: group.pending.length,
+    };
+    group.clients.add(client);
     this.stats.clients++;
     ws.on('pong', () => {
       client.alive = true;
     });
     ws.on('close', () => this.remove(client));
     this.startHeartbeat();
-    this.send(client, message(envelope('subscribed', scope.groupId, this.ctx.clock.now(), {
+    this.sendNow(client, message(envelope('subscribed', scope.groupId, this.ctx.clock.now(), {
       role: scope.role,
       teams: scope.teams,
       heartbeat_seconds: this.opts.heartbeatMs / 1000,
       max_buffered_bytes: this.opts.maxBufferedBytes,
+      batch_ms: batch ? this.opts.batchMs : null,
     })));
   }
 
   async close(): Promise<void> {
     this.closed = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
-    this.flush();
-    for (const set of this.groups.values()) for (const c of set) c.ws.close(CLOSE.goingAway, 'GoingAway');
+    this.flush(Infinity);
+    for (const group of this.groups.values()) for (const c of group.clients) c.ws.close(CLOSE.goingAway, 'GoingAway');
     this.groups.clear();
     const unlisten = await this.listening?.catch(() => null);
     await unlisten?.().catch(() => {});
@@ -152,7 +210,7 @@ export class LiveHub {
   private async deviceReport(n: LiveReport): Promise<void> {
     // Sign events change who a device's reports are about: drop the cached answer first.
     if (n.items.some((i) => i.type === 'sign_on' || i.type === 'sign_off')) this.attributions.forget(n.group_id, n.device_id);
-    if (!this.groups.get(n.group_id)?.size) return;
+    if (!this.groups.get(n.group_id)?.clients.size) return;
     const now = this.ctx.clock.now().getTime();
     for (const { type, item } of n.items) {
       const messageType = DEVICE_MESSAGE_TYPES[type as keyof typeof DEVICE_MESSAGE_TYPES];
@@ -167,8 +225,7 @@ export class LiveHub {
 
   /** Trip updates concern the network: every subscriber of the group receives them, whatever its teams. */
   private async tripUpdate(n: TripUpdateNotice): Promise<void> {
-    const set = this.groups.get(n.group_id);
-    const first = set?.values().next().value;
+    const first = this.groups.get(n.group_id)?.clients.values().next().value;
     if (!first) return;
     const update = await getTripUpdate(this.ctx.db, n.group_id, n.trip_update.update_id, localDate(this.ctx.clock.now(), first.scope.timezone));
     if (!update) return;
@@ -177,72 +234,145 @@ export class LiveHub {
     this.broadcast(n.group_id, message(envelope('trip_update', n.group_id, new Date(at ?? update.created_at), { action, update })), null);
   }
 
-  /** teams null: every client of the group; else the clients whose teams meet them. */
+  /** teams null: every client of the group; else the clients whose teams meet them. Sent at the end of the window. */
   private broadcast(groupId: string, m: Message, teams: readonly string[] | null): void {
-    const set = this.groups.get(groupId);
-    if (!set) return;
-    for (const c of set) if (teams === null || teamsVisible(c.scope, teams)) this.send(c, m);
+    const group = this.groups.get(groupId);
+    if (!group || group.clients.size === 0) return;
+    group.pending.push({ m, teams });
+    if (this.toFlush.size === 0) this.windowStart = performance.now();
+    this.toFlush.add(group);
+    this.schedule();
   }
 
-  private send(c: Client, m: Message): void {
-    if (c.closing || c.ws.readyState !== WebSocket.OPEN) return;
-    // What the connection has not taken yet; the frames of the current flush window (FLUSH_MS of
-    // messages) are not counted, so a bound below one window's worth does not cut readers.
-    const waiting = c.tcp ? c.tcp.writableLength : c.ws.bufferedAmount;
-    if (waiting > this.opts.maxBufferedBytes) {
-      c.closing = true;
-      this.stats.slowClientsClosed++;
-      // What waits here is dropped; the close frame follows what the socket already holds, and ws
-      // cuts the connection 30 s later if the client still does not read.
-      c.pending = [];
-      c.pendingBytes = 0;
-      c.ws.close(CLOSE.slowClient, 'SlowClient');
-      this.remove(c);
-      return;
-    }
-    this.stats.delivered++;
-    if (!c.tcp) {
-      c.ws.send(m.payload, { binary: false });
-      return;
-    }
-    c.pending.push(m.frame);
-    c.pendingBytes += m.frame.length;
-    this.toFlush.add(c);
-    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  /**
+   * The window ends batchMs after its first message, or when the previous windows are all
+   * written if that is later: a window is not ended while earlier ones still wait, so a server
+   * short of CPU sends fewer, larger frames instead of piling up windows.
+   */
+  private schedule(): void {
+    if (this.flushTimer || this.jobs.length > 0 || this.toFlush.size === 0) return;
+    this.flushTimer = setTimeout(() => this.flush(), Math.max(0, this.windowStart + this.opts.batchMs - performance.now()));
   }
 
-  private flush(): void {
+  /**
+   * Ends the window: each group's messages become a send job over the clients it has now. For
+   * each audience (clients of the same teams) the messages it may see are selected and serialised
+   * once (one JSON array, or the frames one after the other), and written to each of its clients
+   * in one socket write.
+   */
+  private flush(sliceMs = WRITE_SLICE_MS): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
-    for (const c of this.toFlush) {
-      if (!c.closing && c.ws.readyState === WebSocket.OPEN && c.pending.length > 0) {
-        c.tcp!.write(c.pending.length === 1 ? c.pending[0]! : Buffer.concat(c.pending, c.pendingBytes));
-      }
-      c.pending = [];
-      c.pendingBytes = 0;
+    for (const group of this.toFlush) {
+      this.jobs.push({ pending: group.pending, shared: new Map(), clients: [...group.clients], next: 0 });
+      group.pending = [];
     }
     this.toFlush.clear();
+    this.drain(sliceMs);
+  }
+
+  /**
+   * Writes the jobs' clients in order for `sliceMs` at most; the rest after the event loop has
+   * served what waits (a write costs tens of microseconds: 2,000 clients at once would hold up the
+   * device API's requests, and their database round trips, for ~50 ms each window).
+   */
+  private drain(sliceMs = WRITE_SLICE_MS): void {
+    const deadline = performance.now() + sliceMs;
+    let written = 0;
+    while (this.jobs.length > 0) {
+      const job = this.jobs[0]!;
+      while (job.next < job.clients.length) {
+        if (++written % 16 === 0 && performance.now() > deadline) {
+          this.draining ??= setImmediate(() => {
+            this.draining = null;
+            this.drain();
+          });
+          return;
+        }
+        const c = job.clients[job.next++]!;
+        const from = c.from;
+        c.from = 0;
+        if (!this.writable(c)) continue;
+        let bytes: Bytes | undefined;
+        if (from === 0) {
+          bytes = job.shared.get(c.audience);
+          if (!bytes) job.shared.set(c.audience, (bytes = this.select(job.pending, c.scope)));
+        } else bytes = this.select(job.pending.slice(from), c.scope);
+        this.write(c, bytes);
+      }
+      this.jobs.shift();
+    }
+    this.schedule();
+  }
+
+  private select(pending: Group['pending'], scope: GroupScope): Bytes {
+    return { messages: pending.filter((p) => p.teams === null || teamsVisible(scope, p.teams)).map((p) => p.m) };
+  }
+
+  /** False, after closing it, for a client that has more than maxBufferedBytes unread (4429 SlowClient). */
+  private writable(c: Client): boolean {
+    if (c.closing || c.ws.readyState !== WebSocket.OPEN) return false;
+    // What the connection has not taken yet; the window being sent is not counted, so a bound
+    // below one window's worth does not cut readers.
+    const waiting = c.tcp ? c.tcp.writableLength : c.ws.bufferedAmount;
+    if (waiting <= this.opts.maxBufferedBytes) return true;
+    c.closing = true;
+    this.stats.slowClientsClosed++;
+    // The close frame follows what the socket already holds, and ws cuts the connection 30 s later
+    // if the client still does not read.
+    c.ws.close(CLOSE.slowClient, 'SlowClient');
+    this.remove(c);
+    return false;
+  }
+
+  /** Writes a window's messages to a client (the bytes are built once per audience, on first use). */
+  private write(c: Client, bytes: Bytes): void {
+    const messages = bytes.messages;
+    if (messages.length === 0) return;
+    this.stats.delivered += messages.length;
+    if (c.batch) {
+      bytes.batchPayload ??= jsonArray(messages.map((m) => m.payload));
+      this.stats.frames++;
+      if (c.tcp) c.tcp.write((bytes.batchFrame ??= textFrame(bytes.batchPayload)));
+      else c.ws.send(bytes.batchPayload, { binary: false });
+      return;
+    }
+    this.stats.frames += messages.length;
+    if (c.tcp) c.tcp.write((bytes.singleFrames ??= Buffer.concat(messages.map(frameOf))));
+    else for (const m of messages) c.ws.send(m.payload, { binary: false });
+  }
+
+  /** A message to one client alone, at once (`subscribed`, `error`): the group's window is not waited for. */
+  private sendNow(c: Client, m: Message): void {
+    if (!this.writable(c)) return;
+    this.write(c, { messages: [m] });
   }
 
   private remove(c: Client): void {
-    const set = this.groups.get(c.scope.groupId);
-    if (set?.delete(c)) {
+    const group = this.groups.get(c.scope.groupId);
+    if (group?.clients.delete(c)) {
       this.stats.clients--;
-      if (set.size === 0) this.groups.delete(c.scope.groupId);
+      if (group.clients.size === 0) this.groups.delete(c.scope.groupId);
     }
+  }
+
+  private clients(): Client[] {
+    return [...this.groups.values()].flatMap((group) => [...group.clients]);
   }
 
   /** A client whose session ended (logout, expiry) or whose API key was revoked is closed 4401. */
   private async recheckCredentials(): Promise<void> {
-    const clients = [...this.groups.values()].flatMap((set) => [...set]).filter((c) => c.sessionHash !== null || c.apiKeyId !== null);
+    const clients = this.clients().filter((c) => c.sessionHash !== null || c.apiKeyId !== null);
     if (clients.length === 0) return;
     const distinct = (ids: (string | null)[]) => [...new Set(ids.filter((id): id is string => id !== null))];
     const valid = await stillValid(this.ctx, distinct(clients.map((c) => c.sessionHash)), distinct(clients.map((c) => c.apiKeyId)));
-    for (const c of clients) {
-      if (valid.has((c.sessionHash ?? c.apiKeyId)!) || c.closing) continue;
+    const ended = clients.filter((c) => !valid.has((c.sessionHash ?? c.apiKeyId)!) && !c.closing);
+    if (ended.length === 0) return;
+    // What they were about to receive goes first.
+    this.flush(Infinity);
+    for (const c of ended) {
       this.stats.credentialsEnded++;
-      this.send(c, message(envelope('error', c.scope.groupId, this.ctx.clock.now(), { code: 'Unauthenticated', detail: 'The session ended or the API key was revoked' })));
-      this.flush();
+      this.sendNow(c, message(envelope('error', c.scope.groupId, this.ctx.clock.now(), { code: 'Unauthenticated', detail: 'The session ended or the API key was revoked' })));
       c.closing = true;
       c.ws.close(CLOSE.unauthenticated, 'Unauthenticated');
       this.remove(c);
@@ -252,17 +382,15 @@ export class LiveHub {
   private startHeartbeat(): void {
     if (this.heartbeat || this.closed) return;
     this.heartbeat = setInterval(() => {
-      for (const set of this.groups.values()) {
-        for (const c of set) {
-          if (!c.alive) {
-            this.stats.deadPeersDropped++;
-            this.remove(c);
-            c.ws.terminate();
-            continue;
-          }
-          c.alive = false;
-          c.ws.ping();
+      for (const c of this.clients()) {
+        if (!c.alive) {
+          this.stats.deadPeersDropped++;
+          this.remove(c);
+          c.ws.terminate();
+          continue;
         }
+        c.alive = false;
+        c.ws.ping();
       }
       void this.recheckCredentials().catch((err: unknown) => this.ctx.log.warn({ err }, 'live credential check failed'));
     }, this.opts.heartbeatMs);
@@ -272,14 +400,16 @@ export class LiveHub {
 
 interface Message {
   payload: Buffer;
-  frame: Buffer;
+  /** Its own frame, for the clients that take one envelope per frame (built once, on first use). */
+  frame?: Buffer;
 }
 
-/** Serialised and framed once, whatever the number of clients. */
+/** Serialised once, whatever the number of clients. */
 function message(e: Envelope): Message {
-  const payload = Buffer.from(JSON.stringify(e));
-  return { payload, frame: textFrame(payload) };
+  return { payload: Buffer.from(JSON.stringify(e)) };
 }
+
+const frameOf = (m: Message): Buffer => (m.frame ??= textFrame(m.payload));
 
 export function envelope(type: Envelope['type'], groupId: string, at: Date, data: Record<string, unknown>): Envelope {
   return { type, group_id: groupId, at: at.toISOString(), data };

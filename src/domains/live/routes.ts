@@ -2,7 +2,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Socket } from 'node:net';
+import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
+import { DEFAULT_BATCH_MS } from '../../config.js';
 import type { AppContext } from '../../platform/context.js';
 import { OFFICE, type Access, type Principal } from '../../platform/http/access.js';
 import { ErrorBody, HttpError, errors } from '../../platform/http/errors.js';
@@ -11,7 +13,7 @@ import { INTERNAL, op } from '../../platform/http/route.js';
 import { authenticate } from '../auth/hook.js';
 import { authorizeGroup, principalFromSession } from '../auth/service.js';
 import { LiveHub, envelope } from './hub.js';
-import { CLOSE, CONTROL_TYPES, DEVICE_MESSAGE_TYPES, LiveMessage } from './schemas.js';
+import { CLOSE, CONTROL_TYPES, DEVICE_MESSAGE_TYPES, LiveMessage, LiveQuery, type Envelope } from './schemas.js';
 
 const ACCESS: Extract<Access, { kind: 'group' }> = { kind: 'group', roles: OFFICE, roleError: 'SubscribeEventsRoleRequired', scope: 'read', checkedAfterUpgrade: true };
 
@@ -35,15 +37,18 @@ export async function liveRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const ctx = app.ctx;
   const settings = ctx.config.live;
-  const hub = new LiveHub(ctx, { maxBufferedBytes: settings.maxBufferedBytes, heartbeatMs: settings.heartbeatMs });
+  const hub = new LiveHub(ctx, { maxBufferedBytes: settings.maxBufferedBytes, heartbeatMs: settings.heartbeatMs, batchMs: settings.batchMs });
   hubs.set(ctx, hub);
   app.addHook('preClose', async () => hub.close());
 
   const deviceTypes = Object.entries(DEVICE_MESSAGE_TYPES).map(([item, message]) => `\`${message}\` (device report \`${item}\`)`).join(', ');
   const description = [
-    'Upgrade this URL to a WebSocket (`wss://…/api/v4/groups/{group_id}/events/op/subscribe`); the server pushes messages, one JSON envelope per text frame: `{"type", "group_id", "at", "data"}`.',
+    'Upgrade this URL to a WebSocket (`wss://…/api/v4/groups/{group_id}/events/op/subscribe`); the server pushes messages, each a JSON envelope `{"type", "group_id", "at", "data"}` (LiveMessage).',
+    `**Frames**: by default each text frame is a JSON **array** of one or more envelopes, in order: the messages of a window of LIVE_BATCH_MS (default ${DEFAULT_BATCH_MS} ms; \`subscribed\` says it in \`batch_ms\`), sent together so that a busy network costs a client a few frames a second instead of one per message (1,000 vehicles reporting every 5 s: 200 messages a second). ` +
+      'Read a frame as `JSON.parse(text)` and handle each element. The control messages `subscribed` and `error` come alone in their array. ' +
+      'With `?batch=false` each text frame holds one envelope (an object, not an array); the messages still wait for the end of the window and leave in one write.',
     '**Credential**: the Authorization header (`Bearer <session_id or JWT>`, `Api-Key <key>`), `x-api-key`, or the `session_id` cookie, at connection; or else a first message `{"session_id": "…"}` within LIVE_AUTH_TIMEOUT_SECONDS (default 5). ' +
-      'Once authorised, the first message received is `subscribed` (`data`: role, teams, heartbeat_seconds, max_buffered_bytes); nothing stored before it is sent.',
+      'Once authorised, the first message received is `subscribed` (`data`: role, teams, heartbeat_seconds, max_buffered_bytes, batch_ms: the window, null with `batch=false`); nothing stored before it is sent.',
     `**Close codes** (the close reason is the error name; an \`error\` message with \`{code, detail}\` precedes the close): ${CLOSE.unauthenticated} \`Unauthenticated\` (no credential in time, a first message that is not \`{"session_id": "…"}\`, an invalid, expired or revoked credential); ` +
       `${CLOSE.forbidden} \`NoRole\`, \`SubscribeEventsRoleRequired\`, \`ScopeNotAllowed\` or \`Auth0LoginRequired\`; ${CLOSE.groupNotFound} \`GroupNotFound\`; ` +
       `${CLOSE.slowClient} \`SlowClient\` (more than LIVE_MAX_BUFFERED_BYTES, default 1 MiB, of messages not yet read: the client is closed, not buffered for); ${CLOSE.goingAway} \`GoingAway\` (the instance stops: reconnect); ${CLOSE.internalError} on an unexpected failure.`,
@@ -69,8 +74,9 @@ export async function liveRoutes(fastify: FastifyInstance) {
       },
       {
         params: GroupParams,
+        querystring: LiveQuery,
         response: {
-          101: { description: 'Switching Protocols: the stream is open; messages as LiveMessage.', content: { 'application/json': { schema: LiveMessage } } },
+          101: { description: 'Switching Protocols: the stream is open; frames hold an array of LiveMessage (one LiveMessage with `batch=false`).', content: { 'application/json': { schema: Type.Array(LiveMessage) } } },
           426: { description: '`UpgradeRequired`: a plain HTTP request; open the URL as a WebSocket', content: { 'application/json': { schema: ErrorBody } } },
         },
       },
@@ -85,6 +91,8 @@ export async function liveRoutes(fastify: FastifyInstance) {
     },
     wsHandler: (socket: WebSocket, req: FastifyRequest) => {
       const groupId = (req.params as { group_id: string }).group_id;
+      const batch = (req.query as LiveQuery).batch !== false;
+      const frame = (e: Envelope) => JSON.stringify(batch ? [e] : e);
       // Listen at once: a first message sent right after the handshake must not be missed.
       const firstMessage = new Promise<string | null>((resolve) => {
         const timer = setTimeout(() => resolve(null), settings.authTimeoutMs);
@@ -100,7 +108,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
         const code = e?.status === 401 ? CLOSE.unauthenticated : e?.status === 403 ? CLOSE.forbidden : e?.status === 404 ? CLOSE.groupNotFound : CLOSE.internalError;
         const name = e?.code ?? 'InternalError';
         if (socket.readyState === socket.OPEN) {
-          socket.send(JSON.stringify(envelope('error', groupId, ctx.clock.now(), { code: name, detail: e?.message ?? 'Internal server error' })));
+          socket.send(frame(envelope('error', groupId, ctx.clock.now(), { code: name, detail: e?.message ?? 'Internal server error' })));
           socket.close(code, name);
         }
       };
@@ -108,7 +116,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
         const scope = await authorizeGroup(ctx, principal, groupId, ACCESS);
         req.principal = principal;
         req.groupScope = scope;
-        await hub.subscribe(socket, scope, principal, (req.raw.socket as Socket | undefined) ?? null);
+        await hub.subscribe(socket, scope, principal, (req.raw.socket as Socket | undefined) ?? null, batch);
       };
       void (async () => {
         const atConnection = await authenticate(req);

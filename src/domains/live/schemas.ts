@@ -72,3 +72,11 @@ export const LiveMessage = Type.Object(
   { title: 'LiveMessage' },
 );
 export type LiveMessage = Static<typeof LiveMessage>;
+
+export const LiveQuery = Type.Object({
+  batch: Type.Optional(Type.Boolean({
+    default: true,
+    description: 'true (default): each text frame is a JSON array of envelopes (the messages of one window); false: one envelope per text frame.',
+  })),
+});
+export type LiveQuery = Static<typeof LiveQuery>;

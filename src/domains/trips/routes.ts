@@ -75,6 +75,8 @@ export async function tripRoutes(fastify: FastifyInstance) {
     schema: op(
       {
         operationId: 'getTrip', summary: 'A trip on a date: schedule, execution and gap', tags: ['trips'], access: groupRoles(RS2, 'GetTripRoleRequired', 'read'), documents: PUBLIC,
+        // Reads the reports through the tracking it refreshes: any report invalidates it.
+        cache: { except: ['login_failures', 'sms_notifications', 'device_history_events', 'device_history_snapshots'], clock: true },
         description: [
           'Fields: `id` (trip_id); `departure_time`, `arrival_time` (scheduled first departure and last arrival, ISO 8601); `service_date`; `formatted_name` (route short name, → headsign, start HH:MM); ' +
             '`temporality` (`past`, `current` or `future` against the clock and the status); `status` (below); `route`; `first_stop`, `last_stop` (id, name, stop_sequence); ' +

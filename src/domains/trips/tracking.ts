@@ -121,22 +121,13 @@ export interface TripRef {
 // The dirty queue: marked by ingest in its transaction, drained after commit, by the worker loop
 // and by every read.
 
-/** Marks trips to recompute, inside the transaction that stored their reports. */
-/**
- * The mark is the database's clock at the time of marking (not the service's clock, which tests fix
- * and instances may disagree on): a refresh deletes only marks no newer than the one it read, so a
- * report committed while a refresh runs keeps its trip in the queue. Marks of one trip are ordered
- * by the row lock of the upsert.
+/*
+ * Marks are written by ingest's one statement (insertReports, device/ingest.ts) from the rows it
+ * inserted. A mark is the database's clock at the time of marking (not the service's clock, which
+ * tests fix and instances may disagree on): a refresh deletes only marks no newer than the one it
+ * read, so a report committed while a refresh runs keeps its trip in the queue. Marks of one trip
+ * are ordered by the row lock of the upsert.
  */
-export async function markTripsDirty(tx: Tx | Queryable, groupId: string, trips: readonly TripRef[]): Promise<void> {
-  if (trips.length === 0) return;
-  await tx.query(
-    `INSERT INTO trip_tracking_dirty (group_id, service_date, trip_id, marked_at)
-     SELECT $1, u.service_date, u.trip_id, clock_timestamp() FROM unnest($2::date[], $3::text[]) AS u(service_date, trip_id)
-     ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET marked_at = GREATEST(trip_tracking_dirty.marked_at, clock_timestamp())`,
-    [groupId, trips.map((t) => t.service_date), trips.map((t) => t.trip_id)],
-  );
-}
 
 interface DirtyRow {
   group_id: string;
@@ -165,23 +156,60 @@ export async function refreshDirty(db: Db, o: { groupId?: string; dates?: readon
   return rows.length;
 }
 
-/** Refreshes started after ingest commits and not finished yet, per application. */
-const inFlight = new WeakMap<AppContext, Set<Promise<unknown>>>();
+/**
+ * The refresh after ingest, per application: touched trips gather in a queue that one loop drains,
+ * a round at most every REFRESH_ROUND_MS. Under load a trip reported on by many batches is
+ * recomputed once per round instead of once per batch, and the recomputations never hold more
+ * than one pool connection, so the device answers keep theirs. The dirty marks stay the truth:
+ * a read that covers a trip still waiting recomputes it first.
+ */
+const REFRESH_ROUND_MS = 250;
+/**
+ * After a round that took d ms, the next starts no sooner than REFRESH_REST × d later: the refresh
+ * takes at most a third of the time, and the device answers keep priority under overload (the
+ * queue then waits longer; a read still recomputes the trips it covers first).
+ */
+const REFRESH_REST = 2;
+/** Trips recomputed per refreshDirty call of a round. */
+const REFRESH_CHUNK = 100;
+
+interface RefreshQueue {
+  pending: Map<string, Map<string, TripRef>>;
+  running: Promise<void> | undefined;
+}
+const queues = new WeakMap<AppContext, RefreshQueue>();
 
 /**
- * Recomputes right after an ingest commit, without holding up the device's answer; a failure is
+ * Recomputes soon after an ingest commit, without holding up the device's answer; a failure is
  * logged, and the trip stays in the queue for the worker and the next read.
  */
 export function refreshSoon(ctx: AppContext, groupId: string, trips: readonly TripRef[]): void {
   if (trips.length === 0) return;
-  const dates = [...new Set(trips.map((t) => t.service_date))];
-  const tripIds = [...new Set(trips.map((t) => t.trip_id))];
-  const pending = inFlight.get(ctx) ?? inFlight.set(ctx, new Set()).get(ctx)!;
-  const p: Promise<unknown> = new Promise((resolve) => setImmediate(resolve))
-    .then(() => refreshDirty(ctx.db, { groupId, dates, tripIds }))
-    .catch((err: unknown) => ctx.log.warn({ err }, 'trip tracking refresh failed; the worker retries'))
-    .finally(() => pending.delete(p));
-  pending.add(p);
+  const q = queues.get(ctx) ?? queues.set(ctx, { pending: new Map(), running: undefined }).get(ctx)!;
+  const mine = q.pending.get(groupId) ?? q.pending.set(groupId, new Map()).get(groupId)!;
+  for (const t of trips) mine.set(`${t.service_date} ${t.trip_id}`, t);
+  q.running ??= drain(ctx, q).finally(() => (q.running = undefined));
+}
+
+async function drain(ctx: AppContext, q: RefreshQueue): Promise<void> {
+  let next = 0;
+  while (q.pending.size > 0) {
+    const wait = next - Date.now();
+    await new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)));
+    const started = Date.now();
+    const round = [...q.pending];
+    q.pending.clear();
+    for (const [groupId, byKey] of round) {
+      const trips = [...byKey.values()];
+      for (let i = 0; i < trips.length; i += REFRESH_CHUNK) {
+        const chunk = trips.slice(i, i + REFRESH_CHUNK);
+        await refreshDirty(ctx.db, { groupId, dates: [...new Set(chunk.map((t) => t.service_date))], tripIds: [...new Set(chunk.map((t) => t.trip_id))] })
+          .catch((err: unknown) => ctx.log.warn({ err }, 'trip tracking refresh failed; the worker retries'));
+      }
+    }
+    const took = Date.now() - started;
+    next = started + Math.max(REFRESH_ROUND_MS, took * (1 + REFRESH_REST));
+  }
 }
 
 /**
@@ -192,7 +220,8 @@ export function startTrackingWorker(ctx: AppContext, intervalMs = 5000): () => P
   let running: Promise<unknown> = Promise.resolve();
   let busy = false;
   const timer = setInterval(() => {
-    if (busy) return;
+    // While the refresh after ingest runs, it is the one draining (at its bounded pace).
+    if (busy || queues.get(ctx)?.running) return;
     busy = true;
     running = refreshDirty(ctx.db, { limit: 500 })
       .catch((err: unknown) => ctx.log.warn({ err }, 'trip tracking worker failed'))
@@ -202,7 +231,7 @@ export function startTrackingWorker(ctx: AppContext, intervalMs = 5000): () => P
   return async () => {
     clearInterval(timer);
     await running;
-    await Promise.all([...(inFlight.get(ctx) ?? [])]);
+    await queues.get(ctx)?.running;
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Server-side cursor streaming shared by both engines: inside a transaction of its own,
- * DECLARE a cursor, FETCH batches and hand each to the consumer only when it asks for the
- * next one (backpressure), so memory holds one batch whatever the result size.
+ * DECLARE a cursor and FETCH batches. The next batch is fetched while the consumer handles the
+ * current one (the database works while Node does), and no further one until the consumer asks
+ * (backpressure): memory holds two batches whatever the result size.
  */
 export type RunQuery = <R>(text: string, params?: readonly unknown[]) => Promise<R[]>;
 
@@ -11,13 +12,26 @@ export function cursorStream<R>(
   params: readonly unknown[],
   batchSize: number,
 ): AsyncIterable<R[]> {
+  const size = Math.max(1, Math.floor(batchSize));
   return pump<R[]>((push) =>
     inTransaction(async (run) => {
       await run('DECLARE transit_ops_cursor NO SCROLL CURSOR FOR ' + text, params);
+      const fetch = () => {
+        const rows = run<R>(`FETCH ${size} FROM transit_ops_cursor`);
+        // Awaited below; until then a failure must not count as unhandled.
+        rows.catch(() => undefined);
+        return rows;
+      };
+      let next = fetch();
       for (;;) {
-        const rows = await run<R>(`FETCH ${Math.max(1, Math.floor(batchSize))} FROM transit_ops_cursor`);
+        const rows = await next;
         if (rows.length === 0) break;
-        if (!(await push(rows))) break;
+        // A short batch is the last one: no need to ask again.
+        next = rows.length < size ? Promise.resolve([]) : fetch();
+        if (!(await push(rows))) {
+          await next;
+          break;
+        }
       }
       await run('CLOSE transit_ops_cursor');
     }),

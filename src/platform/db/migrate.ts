@@ -39,6 +39,10 @@ export async function migrate(db: Db, list: readonly Migration[] = migrations): 
       await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       applied.push(m);
     }
+    // A table created by a migration after the change feed's is watched too (0008_change_feed.ts).
+    if (applied.length > 0 && (await tx.query<{ f: string | null }>("SELECT to_regproc('transit_ops_watch_tables')::text AS f"))[0]?.f) {
+      await tx.query('SELECT transit_ops_watch_tables()');
+    }
     return { applied, current: Math.max(0, ...list.map((m) => m.version)) };
   });
 }

@@ -86,15 +86,16 @@ class PgliteDb implements Db {
     );
   }
 
-  async listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
+  /** One embedded connection that cannot drop: `onConnection` is never called. */
+  async listen(channel: string, onMessage: (payload: string) => void, _onConnection?: (up: boolean) => void): Promise<() => Promise<void>> {
     const unlisten = await this.pg.listen(channel, onMessage);
     return async () => {
       if (!this.pg.closed) await unlisten();
     };
   }
 
-  async notify(channel: string, payload: string): Promise<void> {
-    await this.pg.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  async notify(channel: string, payload: string | readonly string[]): Promise<void> {
+    await this.pg.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [channel, typeof payload === 'string' ? [payload] : [...payload]]);
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { cursorStream } from './cursor.js';
-import { copyColumns, quoteIdent, withSavepoint, type Db, type Tx } from './types.js';
+import { CHANGE_CHANNEL, copyColumns, quoteIdent, withSavepoint, type Db, type Tx } from './types.js';
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -30,7 +30,9 @@ export async function openPostgres(o: PostgresOptions): Promise<Db> {
   const clientConfig: pg.ClientConfig = {
     connectionString: o.connectionString,
     types: typeParsers,
-    ...(o.schema ? { options: `-c search_path=${quoteIdent(o.schema)}` } : {}),
+    // The change feed's triggers notify on this session setting (migration 0008): the channel
+    // this Db listens to, prefixed with the schema like every channel.
+    ...(o.schema ? { options: `-c search_path=${quoteIdent(o.schema)} -c transit_ops.change_channel=${`${o.schema}__${CHANGE_CHANNEL}`.replace(/[\\ ]/g, '\\$&')}` } : {}),
   };
   const pool = new pg.Pool({ ...clientConfig, max: o.poolSize, idleTimeoutMillis: 30_000 });
   // A client losing its connection must not crash the process: idle, the pool replaces it; checked
@@ -90,6 +92,7 @@ class PostgresTx implements Tx {
 interface Listener {
   client: pg.Client;
   handlers: Map<string, Set<(payload: string) => void>>;
+  watchers: Set<(up: boolean) => void>;
 }
 
 class PostgresDb implements Db {
@@ -158,7 +161,7 @@ class PostgresDb implements Db {
   private connectListener(): Promise<Listener> {
     this.listener ??= (async () => {
       const client = new pg.Client(this.clientConfig);
-      const l: Listener = { client, handlers: new Map() };
+      const l: Listener = { client, handlers: new Map(), watchers: new Set() };
       client.on('notification', (msg) => {
         for (const h of l.handlers.get(msg.channel) ?? []) h(msg.payload ?? '');
       });
@@ -166,6 +169,7 @@ class PostgresDb implements Db {
         // The connection dropped: reconnect and subscribe again to every channel.
         this.listener = undefined;
         if (this.closed) return;
+        for (const w of l.watchers) w(false);
         // Until it works again: a failed attempt (the server still down) tries again later.
         const attempt = (delay: number) =>
           setTimeout(() => {
@@ -175,6 +179,8 @@ class PostgresDb implements Db {
                 fresh.handlers.set(channel, hs);
                 await fresh.client.query(`LISTEN ${quoteIdent(channel)}`);
               }
+              for (const w of l.watchers) fresh.watchers.add(w);
+              for (const w of fresh.watchers) w(true);
             }).catch(() => {
               this.listener = undefined;
               attempt(Math.min(delay * 2, 10_000));
@@ -188,9 +194,10 @@ class PostgresDb implements Db {
     return this.listener;
   }
 
-  async listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
+  async listen(channel: string, onMessage: (payload: string) => void, onConnection?: (up: boolean) => void): Promise<() => Promise<void>> {
     const name = this.channel(channel);
     const l = await this.connectListener();
+    if (onConnection) l.watchers.add(onConnection);
     let hs = l.handlers.get(name);
     if (!hs) {
       hs = new Set();
@@ -200,6 +207,7 @@ class PostgresDb implements Db {
     hs.add(onMessage);
     return async () => {
       hs.delete(onMessage);
+      if (onConnection) l.watchers.delete(onConnection);
       if (hs.size === 0 && l.handlers.get(name) === hs) {
         l.handlers.delete(name);
         if (!this.closed) await l.client.query(`UNLISTEN ${quoteIdent(name)}`).catch(() => {});
@@ -207,8 +215,8 @@ class PostgresDb implements Db {
     };
   }
 
-  async notify(channel: string, payload: string): Promise<void> {
-    await this.pool.query('SELECT pg_notify($1, $2)', [this.channel(channel), payload]);
+  async notify(channel: string, payload: string | readonly string[]): Promise<void> {
+    await this.pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel(channel), typeof payload === 'string' ? [payload] : [...payload]]);
   }
 
   async close(): Promise<void> {

@@ -32,9 +32,14 @@ export interface Db extends Queryable {
    * whatever the size. Runs in a read-only transaction of its own.
    */
   stream<R = Row>(text: string, params: readonly unknown[], batchSize?: number): AsyncIterable<R[]>;
-  /** Subscribes to a notification channel; returns the unsubscribe function. */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
-  notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Subscribes to a notification channel; returns the unsubscribe function. `onConnection` hears
+   * the listening connection drop (false: notifications may be missed from now on) and come back
+   * (true: listening again; what was sent in between is lost).
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onConnection?: (up: boolean) => void): Promise<() => Promise<void>>;
+  /** Sends one notification per payload (several in one round trip). */
+  notify(channel: string, payload: string | readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -88,3 +93,6 @@ export async function withSavepoint<T>(tx: Tx, depth: number, fn: (tx: Tx) => Pr
     throw err;
   }
 }
+
+/** The channel of the change feed (migration 0008, src/platform/db/changes.ts). */
+export const CHANGE_CHANNEL = 'data_changes';

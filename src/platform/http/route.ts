@@ -7,6 +7,7 @@
 import type { TSchema } from 'typebox';
 import { ErrorBody, HTTPValidationError, errors as httpErrors } from './errors.js';
 import type { Access } from './access.js';
+import type { CacheReads } from './read-cache.js';
 
 /** The rate-limited kinds of operation; their budgets come from the configuration. */
 export type RateLimitKind = 'login' | 'credentials' | 'exports';
@@ -46,6 +47,11 @@ export interface OpMeta {
    * `exports` are limited as `exports` without saying so.
    */
   rateLimit?: RateLimitKind;
+  /**
+   * Answers kept per instance and caller standing, exact through the change feed
+   * (src/platform/http/read-cache.ts): what tables the handler reads.
+   */
+  cache?: CacheReads;
 }
 
 export type OpSchema<S> = S & { 'x-access': Access; 'x-documents': readonly Document[] };
@@ -56,6 +62,10 @@ const errorResponse = (errors: Record<string, string>) => ({
     .join('; '),
   content: { 'application/json': { schema: ErrorBody } },
 });
+
+const CACHE_SENTENCE = 'Served from a cache of each instance (header `x-cache`: `hit`, `stale` or `miss`): exact after any write, in any instance; ' +
+  'only what time alone changes (a status as the clock passes a scheduled end) may be up to `CACHE_READ_TTL_MS` (5 s by default) late, ' +
+  'plus the time to read it again (`stale`: the previous answer, given while one request reads the new one). Answers of 1 KiB or more come gzipped to clients that accept it.';
 
 export function op<const S extends SchemaParts>(meta: OpMeta, schema: S): OpSchema<S> {
   const { access } = meta;
@@ -101,6 +111,7 @@ export function op<const S extends SchemaParts>(meta: OpMeta, schema: S): OpSche
   const roles = access.kind === 'group' ? access.roles : undefined;
   const description = [
     meta.description,
+    meta.cache ? CACHE_SENTENCE : undefined,
     meta.notImplemented ? `**Not implemented yet** (${meta.notImplemented}): answers 501 \`NotImplemented\` after validating its parameters.` : undefined,
     accessSentence(access),
   ]
@@ -124,6 +135,7 @@ export function op<const S extends SchemaParts>(meta: OpMeta, schema: S): OpSche
     ...(access.kind !== 'public' && access.scope ? { 'x-scope': access.scope } : {}),
     ...(meta.notImplemented ? { 'x-not-implemented': meta.notImplemented } : {}),
     ...(rateLimit ? { 'x-rate-limit': rateLimit } : {}),
+    ...(meta.cache ? { 'x-cache': meta.cache } : {}),
   } as OpSchema<S>;
 }
 

@@ -6,6 +6,8 @@ import { m0004 } from './0004_actual.js';
 import { m0005 } from './0005_trip_updates.js';
 import { m0006 } from './0006_tracking.js';
 import { m0007 } from './0007_planning.js';
+import { m0008 } from './0008_change_feed.js';
+import { m0009 } from './0009_announced_tables.js';
 
 /** Every migration, in order. A new one is appended here; applied ones never change. */
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009];
