@@ -83,6 +83,9 @@ interface Measure {
   rssPeak: number;
   heapBefore: number;
   heapPeak: number;
+  /** Peaks of the heap V8 holds (used or not) and of the memory outside it (Buffers). */
+  heapTotalPeak: number;
+  externalPeak: number;
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -97,11 +100,15 @@ async function measure(base: string, url: string, headers: Record<string, string
   const before = process.memoryUsage();
   let rssPeak = before.rss;
   let heapPeak = before.heapUsed;
+  let heapTotalPeak = before.heapTotal;
+  let externalPeak = before.external;
   const sample = setInterval(() => {
     if (live) gc?.();
     const m = process.memoryUsage();
     rssPeak = Math.max(rssPeak, m.rss);
     heapPeak = Math.max(heapPeak, m.heapUsed);
+    heapTotalPeak = Math.max(heapTotalPeak, m.heapTotal);
+    externalPeak = Math.max(externalPeak, m.external);
   }, live ? 50 : 10);
   const start = performance.now();
   const res = await fetch(base + url, { headers });
@@ -116,7 +123,8 @@ async function measure(base: string, url: string, headers: Record<string, string
   const seconds = (performance.now() - start) / 1000;
   clearInterval(sample);
   const m = process.memoryUsage();
-  return { rows: records - 1, bytes, seconds, rssBefore: before.rss, rssPeak: Math.max(rssPeak, m.rss), heapBefore: before.heapUsed, heapPeak: Math.max(heapPeak, m.heapUsed) };
+  return { rows: records - 1, bytes, seconds, rssBefore: before.rss, rssPeak: Math.max(rssPeak, m.rss), heapBefore: before.heapUsed, heapPeak: Math.max(heapPeak, m.heapUsed),
+    heapTotalPeak, externalPeak };
 }
 
 const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
@@ -189,13 +197,13 @@ async function trackingExports(base: string, db: Db, ctx: Parameters<typeof crea
   if (!seeded) await seedTracking(db, g.groupId, start, end, vehicles);
   const rows = vehicles * days * TRIPS_PER_VEHICLE_DAY * STOPS_PER_TRIP;
   console.log(`\ntracking of ${vehicles} vehicles × ${days} days × ${TRIPS_PER_VEHICLE_DAY} trips × ${STOPS_PER_TRIP} stops = ${rows} stop rows, ${seeded ? 'reused' : `made in ${((performance.now() - t0) / 1000).toFixed(1)} s`}`);
-  console.log('export                        rows  seconds   rows/s   MB/s | MB: RSS before  RSS peak  heap before  heap peak');
+  console.log('export                        rows  seconds   rows/s   MB/s | MB: RSS before  RSS peak  heap before  heap peak  heap total peak  external peak');
   for (const name of ['trip-tracking', 'vehicle-exploitation']) {
     const m = await measure(base, `/api/v4/groups/${g.groupId}/export/${name}?start_date=${start}&end_date=${end}`, g.headers);
     if (m.rows !== rows) throw new Error(`export/${name}: ${m.rows} rows exported, ${rows} expected`);
     console.log(
       `export/${name.padEnd(20)} ${String(rows).padStart(8)}  ${m.seconds.toFixed(2).padStart(7)}  ${Math.round(rows / m.seconds).toString().padStart(7)}  ${(m.bytes / 1024 / 1024 / m.seconds).toFixed(1).padStart(5)} |` +
-        `  ${mb(m.rssBefore).padStart(14)}  ${mb(m.rssPeak).padStart(8)}  ${mb(m.heapBefore).padStart(11)}  ${mb(m.heapPeak).padStart(9)}`,
+        `  ${mb(m.rssBefore).padStart(14)}  ${mb(m.rssPeak).padStart(8)}  ${mb(m.heapBefore).padStart(11)}  ${mb(m.heapPeak).padStart(9)}  ${mb(m.heapTotalPeak).padStart(15)}  ${mb(m.externalPeak).padStart(13)}`,
     );
   }
 }
