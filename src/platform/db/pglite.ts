@@ -119,7 +119,7 @@ class PgliteDb implements Db {
   }
 
   async notify(channel: string, payload: string | readonly string[]): Promise<void> {
-    await this.pg.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [channel, typeof payload === 'string' ? [payload] : [...payload]]);
+    await this.pg.query('SELECT pg_notify($1, p) FROM json_array_elements_text($2::json) AS p', [channel, JSON.stringify(typeof payload === 'string' ? [payload] : payload)]);
   }
 
   async close(): Promise<void> {

@@ -242,7 +242,7 @@ class PostgresDb implements Db {
   }
 
   async notify(channel: string, payload: string | readonly string[]): Promise<void> {
-    await this.pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel(channel), typeof payload === 'string' ? [payload] : [...payload]]);
+    await this.pool.query('SELECT pg_notify($1, p) FROM json_array_elements_text($2::json) AS p', [this.channel(channel), JSON.stringify(typeof payload === 'string' ? [payload] : payload)]);
   }
 
   async close(): Promise<void> {
