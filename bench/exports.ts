@@ -10,6 +10,10 @@
  *                                        month: vehicles × days, 15 trips a vehicle a day, 30 stops a
  *                                        trip, tracking rows made by bulk SQL (0 skips them)
  *   BENCH_ONLY=tracking                  only the tracking exports
+ *   BENCH_SCHEMA=bench_keep              run in this schema and keep it at the end; the tracking
+ *                                        of a size already seeded there is reused (to iterate on
+ *                                        the exports without the ~75 s of seeding; drop the
+ *                                        schema by hand when done)
  *
  * Each export is one entry of EXPORTS (how to load n records, which URL exports them): a new
  * export (trips, issue #7) is one more entry. Server and client share this process, so the RSS
@@ -79,6 +83,9 @@ interface Measure {
   rssPeak: number;
   heapBefore: number;
   heapPeak: number;
+  /** Peaks of the heap V8 holds (used or not) and of the memory outside it (Buffers). */
+  heapTotalPeak: number;
+  externalPeak: number;
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -93,11 +100,15 @@ async function measure(base: string, url: string, headers: Record<string, string
   const before = process.memoryUsage();
   let rssPeak = before.rss;
   let heapPeak = before.heapUsed;
+  let heapTotalPeak = before.heapTotal;
+  let externalPeak = before.external;
   const sample = setInterval(() => {
     if (live) gc?.();
     const m = process.memoryUsage();
     rssPeak = Math.max(rssPeak, m.rss);
     heapPeak = Math.max(heapPeak, m.heapUsed);
+    heapTotalPeak = Math.max(heapTotalPeak, m.heapTotal);
+    externalPeak = Math.max(externalPeak, m.external);
   }, live ? 50 : 10);
   const start = performance.now();
   const res = await fetch(base + url, { headers });
@@ -112,7 +123,8 @@ async function measure(base: string, url: string, headers: Record<string, string
   const seconds = (performance.now() - start) / 1000;
   clearInterval(sample);
   const m = process.memoryUsage();
-  return { rows: records - 1, bytes, seconds, rssBefore: before.rss, rssPeak: Math.max(rssPeak, m.rss), heapBefore: before.heapUsed, heapPeak: Math.max(heapPeak, m.heapUsed) };
+  return { rows: records - 1, bytes, seconds, rssBefore: before.rss, rssPeak: Math.max(rssPeak, m.rss), heapBefore: before.heapUsed, heapPeak: Math.max(heapPeak, m.heapUsed),
+    heapTotalPeak, externalPeak };
 }
 
 const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
@@ -120,10 +132,11 @@ const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
 async function main() {
   const url = process.env['DATABASE_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
   const sizes = (process.env['BENCH_SIZES'] ?? '20000,100000').split(',').map(Number);
-  const schema = `bench_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const kept = process.env['BENCH_SCHEMA'];
+  const schema = kept || `bench_${process.pid}_${randomBytes(3).toString('hex')}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
-  await admin.query(`CREATE SCHEMA "${schema}"`);
+  await admin.query(`CREATE SCHEMA ${kept ? 'IF NOT EXISTS ' : ''}"${schema}"`);
   const db = await openPostgres({ connectionString: url, poolSize: 4, schema });
   const app = await buildApp({ config: testConfig({ databaseUrl: url }), db, logger: false });
   let base = '';
@@ -144,7 +157,7 @@ async function main() {
   } finally {
     await app.close();
     await db.close();
-    await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+    if (!kept) await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
     await admin.end();
   }
 
@@ -174,51 +187,62 @@ const STOPS_PER_TRIP = 30;
  */
 async function trackingExports(base: string, db: Db, ctx: Parameters<typeof createGroup>[0], spec: string) {
   const [vehicles, days] = spec.split('x').map(Number) as [number, number];
-  const g = await group(ctx, db);
+  // Named after its size, so a kept schema (BENCH_SCHEMA) finds it again.
+  const trackingGroup = `bench-tracking-${vehicles}x${days}`;
+  const seeded = (await db.query('SELECT 1 FROM trip_tracking WHERE group_id = $1 LIMIT 1', [trackingGroup])).length > 0;
+  const g = await group(ctx, db, trackingGroup);
   const start = '2026-10-01';
   const end = new Date(Date.parse(`${start}T00:00:00Z`) + (days - 1) * 86_400_000).toISOString().slice(0, 10);
   const t0 = performance.now();
-  await db.query(
-    `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, direction_id, block_id, headsign, start_time, gtfs_id, first_stop_id, last_stop_id, last_sequence,
-       scheduled_start_at, scheduled_end_at, started_at, ended_at, end_reported, last_report_at, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops,
-       unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km, off_itinerary_km, reliable_km, unreliable_km, percent_km, positions, invalid_positions,
-       boardings, alightings, max_load, doors, device_ids, vehicle_ids, driver_ids, computed_at)
-     SELECT $1, d::date, 'T' || v || '-' || k, 'R' || (v % 40), k % 2, 'B' || v, 'Terminus', 18000 + k * 4200, 'bench', 'S' || v || '-1', 'S' || v || '-${STOPS_PER_TRIP}', ${STOPS_PER_TRIP},
-       d + make_interval(secs => 18000 + k * 4200), d + make_interval(secs => 21600 + k * 4200), d + make_interval(secs => 18000 + k * 4200), d + make_interval(secs => 21660 + k * 4200),
-       true, d + make_interval(secs => 21660 + k * 4200), 60, ${STOPS_PER_TRIP}, ${STOPS_PER_TRIP}, ${STOPS_PER_TRIP}, '{}', ${STOPS_PER_TRIP},
-       12.5, 12.7, 12.4, 0.1, 12.6, 0.1, 99.2, 720, 3, 40, 40, 25, 2, ARRAY['dev-' || v], ARRAY['bus-' || v], ARRAY['drv-' || v], now()
-     FROM generate_series($2::date, $3::date, interval '1 day') AS d, generate_series(1, $4::int) AS v, generate_series(0, ${TRIPS_PER_VEHICLE_DAY - 1}) AS k`,
-    [g.groupId, start, end, vehicles],
-  );
-  await db.query(
-    `INSERT INTO trip_tracking_stops (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
-       actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out)
-     SELECT tt.group_id, tt.service_date, tt.trip_id, s, 'S' || s, 'Stop ' || s, 45.75 + s * 0.001, 4.85 - s * 0.001,
-       tt.scheduled_start_at + make_interval(secs => s * 120), tt.scheduled_start_at + make_interval(secs => s * 120 + 20),
-       tt.scheduled_start_at + make_interval(secs => s * 120 + 80), 'event', 60, 45.75 + s * 0.001, 4.85 - s * 0.001, true, tt.device_ids[1], tt.vehicle_ids[1], tt.driver_ids[1],
-       ARRAY[s % 3, s % 2], ARRAY[s % 2, s % 3]
-     FROM trip_tracking tt, generate_series(1, ${STOPS_PER_TRIP}) AS s WHERE tt.group_id = $1`,
-    [g.groupId],
-  );
-  await db.query('ANALYZE trip_tracking; ANALYZE trip_tracking_stops');
+  if (!seeded) await seedTracking(db, g.groupId, start, end, vehicles);
   const rows = vehicles * days * TRIPS_PER_VEHICLE_DAY * STOPS_PER_TRIP;
-  console.log(`\ntracking of ${vehicles} vehicles × ${days} days × ${TRIPS_PER_VEHICLE_DAY} trips × ${STOPS_PER_TRIP} stops = ${rows} stop rows, made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  console.log('export                        rows  seconds   rows/s   MB/s | MB: RSS before  RSS peak  heap before  heap peak');
+  console.log(`\ntracking of ${vehicles} vehicles × ${days} days × ${TRIPS_PER_VEHICLE_DAY} trips × ${STOPS_PER_TRIP} stops = ${rows} stop rows, ${seeded ? 'reused' : `made in ${((performance.now() - t0) / 1000).toFixed(1)} s`}`);
+  console.log('export                        rows  seconds   rows/s   MB/s | MB: RSS before  RSS peak  heap before  heap peak  heap total peak  external peak');
   for (const name of ['trip-tracking', 'vehicle-exploitation']) {
     const m = await measure(base, `/api/v4/groups/${g.groupId}/export/${name}?start_date=${start}&end_date=${end}`, g.headers);
     if (m.rows !== rows) throw new Error(`export/${name}: ${m.rows} rows exported, ${rows} expected`);
     console.log(
       `export/${name.padEnd(20)} ${String(rows).padStart(8)}  ${m.seconds.toFixed(2).padStart(7)}  ${Math.round(rows / m.seconds).toString().padStart(7)}  ${(m.bytes / 1024 / 1024 / m.seconds).toFixed(1).padStart(5)} |` +
-        `  ${mb(m.rssBefore).padStart(14)}  ${mb(m.rssPeak).padStart(8)}  ${mb(m.heapBefore).padStart(11)}  ${mb(m.heapPeak).padStart(9)}`,
+        `  ${mb(m.rssBefore).padStart(14)}  ${mb(m.rssPeak).padStart(8)}  ${mb(m.heapBefore).padStart(11)}  ${mb(m.heapPeak).padStart(9)}  ${mb(m.heapTotalPeak).padStart(15)}  ${mb(m.externalPeak).padStart(13)}`,
     );
   }
 }
 
+/** In one transaction, so an interrupted seeding leaves nothing a kept schema would reuse. */
+function seedTracking(db: Db, groupId: string, start: string, end: string, vehicles: number) {
+  return db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, direction_id, block_id, headsign, start_time, gtfs_id, first_stop_id, last_stop_id, last_sequence,
+         scheduled_start_at, scheduled_end_at, started_at, ended_at, end_reported, last_report_at, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops,
+         unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km, off_itinerary_km, reliable_km, unreliable_km, percent_km, positions, invalid_positions,
+         boardings, alightings, max_load, doors, device_ids, vehicle_ids, driver_ids, computed_at)
+       SELECT $1, d::date, 'T' || v || '-' || k, 'R' || (v % 40), k % 2, 'B' || v, 'Terminus', 18000 + k * 4200, 'bench', 'S' || v || '-1', 'S' || v || '-${STOPS_PER_TRIP}', ${STOPS_PER_TRIP},
+         d + make_interval(secs => 18000 + k * 4200), d + make_interval(secs => 21600 + k * 4200), d + make_interval(secs => 18000 + k * 4200), d + make_interval(secs => 21660 + k * 4200),
+         true, d + make_interval(secs => 21660 + k * 4200), 60, ${STOPS_PER_TRIP}, ${STOPS_PER_TRIP}, ${STOPS_PER_TRIP}, '{}', ${STOPS_PER_TRIP},
+         12.5, 12.7, 12.4, 0.1, 12.6, 0.1, 99.2, 720, 3, 40, 40, 25, 2, ARRAY['dev-' || v], ARRAY['bus-' || v], ARRAY['drv-' || v], now()
+       FROM generate_series($2::date, $3::date, interval '1 day') AS d, generate_series(1, $4::int) AS v, generate_series(0, ${TRIPS_PER_VEHICLE_DAY - 1}) AS k`,
+      [groupId, start, end, vehicles],
+    );
+    await tx.query(
+      `INSERT INTO trip_tracking_stops (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
+         actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out)
+       SELECT tt.group_id, tt.service_date, tt.trip_id, s, 'S' || s, 'Stop ' || s, 45.75 + s * 0.001, 4.85 - s * 0.001,
+         tt.scheduled_start_at + make_interval(secs => s * 120), tt.scheduled_start_at + make_interval(secs => s * 120 + 20),
+         tt.scheduled_start_at + make_interval(secs => s * 120 + 80), 'event', 60, 45.75 + s * 0.001, 4.85 - s * 0.001, true, tt.device_ids[1], tt.vehicle_ids[1], tt.driver_ids[1],
+         ARRAY[s % 3, s % 2], ARRAY[s % 2, s % 3]
+       FROM trip_tracking tt, generate_series(1, ${STOPS_PER_TRIP}) AS s WHERE tt.group_id = $1`,
+      [groupId],
+    );
+    await tx.query('ANALYZE trip_tracking; ANALYZE trip_tracking_stops');
+  });
+}
+
 /** A group with its teams and a reader's session (the exports' audience). */
-async function group(ctx: Parameters<typeof createGroup>[0], db: Db) {
-  const groupId = `bench-${objectId()}`;
-  await createGroup(ctx, { group_id: groupId, name: groupId });
-  await db.query("INSERT INTO teams (group_id, team_id, name) VALUES ($1, 'north', 'North'), ($1, 'south', 'South')", [groupId]);
+async function group(ctx: Parameters<typeof createGroup>[0], db: Db, groupId = `bench-${objectId()}`) {
+  if ((await db.query('SELECT 1 FROM groups WHERE group_id = $1', [groupId])).length === 0) {
+    await createGroup(ctx, { group_id: groupId, name: groupId });
+    await db.query("INSERT INTO teams (group_id, team_id, name) VALUES ($1, 'north', 'North'), ($1, 'south', 'South')", [groupId]);
+  }
   const userId = objectId();
   await db.query('INSERT INTO users (user_id, email) VALUES ($1, $2)', [userId, `${userId}@bench.invalid`]);
   await db.query("INSERT INTO memberships (group_id, user_id, role) VALUES ($1, $2, 'reader')", [groupId, userId]);

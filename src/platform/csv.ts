@@ -26,24 +26,11 @@ export class DecimalComma {
 
 export type CsvValue = string | number | boolean | Date | DecimalComma | null | undefined | readonly string[];
 
-/** Rows to write, in batches (arrays, or rows made as they are written: see csvRows). */
-export type CsvBatches = AsyncIterable<Iterable<readonly CsvValue[]>> | Iterable<Iterable<readonly CsvValue[]>>;
-
 /**
- * The rows of a batch of records, each turned into cells only when it is written: cells made for
- * a whole batch at once would live long enough to leave V8's young generation, and collecting
- * them there costs more than writing them.
+ * Rows to write, in batches: rows of cells, or records already written as text (csvText and csvDecimalComma for the cells, CSV_DELIMITER
+ * between them, CRLF after each record), for exports of millions of rows.
  */
-export function csvRows<T>(records: readonly T[], cells: (record: T) => CsvValue[]): Iterable<CsvValue[]> {
-  return {
-    [Symbol.iterator]() {
-      let i = 0;
-      return {
-        next: (): IteratorResult<CsvValue[]> => (i < records.length ? { value: cells(records[i++]!), done: false } : { value: undefined, done: true }),
-      };
-    },
-  };
-}
+export type CsvBatches = AsyncIterable<Iterable<readonly CsvValue[]> | string> | Iterable<Iterable<readonly CsvValue[]> | string>;
 
 export function csvCell(v: CsvValue): string {
   if (typeof v === 'string') return neutralise(v);
@@ -51,7 +38,7 @@ export function csvCell(v: CsvValue): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (v instanceof Date) return v.toISOString();
-  if (v instanceof DecimalComma) return Number.isFinite(v.value) ? String(v.value).replace('.', ',') : '';
+  if (v instanceof DecimalComma) return csvDecimalComma(v.value);
   return neutralise(v.join(LIST_SEPARATOR));
 }
 
@@ -64,6 +51,16 @@ function neutralise(s: string): string {
 /** The reader's inverse of the neutralisation. */
 export function unneutralise(s: string): string {
   return s.length > 1 && s[0] === "'" && FORMULA_START.test(s.slice(1)) ? s.slice(1) : s;
+}
+
+/** A text cell as written in the file (csvCell then quoting, as csvRecord writes it); null → empty. */
+export function csvText(s: string | null): string {
+  return s === null ? '' : field(neutralise(s));
+}
+
+/** A number cell with a decimal comma, as csvRecord writes a DecimalComma. */
+export function csvDecimalComma(n: number): string {
+  return Number.isFinite(n) ? String(n).replace('.', ',') : '';
 }
 
 /** Text as written in the file: quoted when it holds `;`, `"`, CR or LF, its quotes doubled. */
@@ -100,7 +97,15 @@ const PIECE = 64 * 1024;
 export function csvStream(header: readonly string[], rows: CsvBatches): Readable {
   async function* pieces() {
     let text = header.map(field).join(CSV_DELIMITER) + '\r\n';
-    for await (const batch of rows as AsyncIterable<Iterable<readonly CsvValue[]>>) {
+    for await (const batch of rows as AsyncIterable<Iterable<readonly CsvValue[]> | string>) {
+      if (typeof batch === 'string') {
+        text += batch;
+        if (text.length >= PIECE) {
+          yield text;
+          text = '';
+        }
+        continue;
+      }
       for (const row of batch) {
         text += csvRecord(row);
         if (text.length >= PIECE) {

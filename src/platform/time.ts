@@ -46,28 +46,41 @@ export function period(startDate: string, endDate: string, timezone: string, max
  * A formatter of instants (Dates, or epoch milliseconds) as ISO 8601 local times with their UTC
  * offset in a zone (2026-03-02T08:01:00+01:00), for exports of millions of rows: the offset is
  * looked up once per quarter hour of UTC time (offsets change on quarter hours at most) and the
- * date once per local day, not once per row.
+ * date once per local day, not once per row; consecutive instants of an export are mostly in the
+ * same quarter hour and day, so the last ones are kept at hand.
  */
 export function isoWithOffset(timezone: string): (at: Date | number) => string {
   const offsets = new Map<number, { ms: number; text: string }>();
   const dates = new Map<number, string>();
+  let lastBucket = NaN;
+  let o = { ms: 0, text: '' };
+  let lastDay = NaN;
+  let date = '';
   return (at: Date | number) => {
     const ms = typeof at === 'number' ? at : at.getTime();
     const bucket = Math.floor(ms / 900_000);
-    let o = offsets.get(bucket);
-    if (!o) {
-      const minutes = DateTime.fromMillis(bucket * 900_000, { zone: timezone }).offset;
-      const sign = minutes < 0 ? '-' : '+';
-      const abs = Math.abs(minutes);
-      o = { ms: minutes * 60_000, text: `${sign}${TWO_DIGITS[Math.floor(abs / 60)]}:${TWO_DIGITS[abs % 60]}` };
-      offsets.set(bucket, o);
+    if (bucket !== lastBucket) {
+      let known = offsets.get(bucket);
+      if (!known) {
+        const minutes = DateTime.fromMillis(bucket * 900_000, { zone: timezone }).offset;
+        const sign = minutes < 0 ? '-' : '+';
+        const abs = Math.abs(minutes);
+        known = { ms: minutes * 60_000, text: `${sign}${TWO_DIGITS[Math.floor(abs / 60)]}:${TWO_DIGITS[abs % 60]}` };
+        offsets.set(bucket, known);
+      }
+      o = known;
+      lastBucket = bucket;
     }
     const local = Math.floor((ms + o.ms) / 1000);
     const day = Math.floor(local / 86_400);
-    let date = dates.get(day);
-    if (date === undefined) {
-      date = new Date(day * 86_400_000).toISOString().slice(0, 11);
-      dates.set(day, date);
+    if (day !== lastDay) {
+      let known = dates.get(day);
+      if (known === undefined) {
+        known = new Date(day * 86_400_000).toISOString().slice(0, 11);
+        dates.set(day, known);
+      }
+      date = known;
+      lastDay = day;
     }
     const second = local - day * 86_400;
     return `${date}${TWO_DIGITS[Math.floor(second / 3600)]}:${TWO_DIGITS[Math.floor(second / 60) % 60]}:${TWO_DIGITS[second % 60]}${o.text}`;

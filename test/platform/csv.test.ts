@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { csvCell, csvList, csvRows, csvStream, DecimalComma, readCsv } from '../../src/platform/csv.js';
+import { CSV_DELIMITER, csvCell, csvDecimalComma, csvList, csvStream, csvText, DecimalComma, readCsv } from '../../src/platform/csv.js';
 
 async function text(stream: NodeJS.ReadableStream): Promise<string> {
   let s = '';
@@ -35,16 +35,19 @@ describe('CSV', () => {
     expect(again).toBe(first);
   });
 
-  it('writes rows made as they are written (csvRows) as it writes arrays, across pieces of the stream', async () => {
-    const records = Array.from({ length: 3000 }, (_, i) => ({ id: i, name: i % 7 === 0 ? `\tcell ${i}\r` : `stop ${i}`, lat: -45.5 - i }));
+  it('writes records written as text (csvText, csvDecimalComma) as it writes cells, across pieces of the stream', async () => {
+    const records = Array.from({ length: 3000 }, (_, i) => ({ id: i, name: i % 7 === 0 ? `\tcell ${i}\r` : i % 11 === 0 ? `=x;"${i}"` : i % 13 === 0 ? null : `stop ${i}`, lat: -45.5 - i }));
     const cells = (r: (typeof records)[number]) => [r.id, r.name, new DecimalComma(r.lat), r.id % 2 === 0];
-    const lazy = await text(csvStream(['id', 'name', 'lat', 'even'], [csvRows(records.slice(0, 1000), cells), csvRows(records.slice(1000), cells)]));
-    expect(lazy).toBe(await text(csvStream(['id', 'name', 'lat', 'even'], [records.map(cells)])));
-    expect(lazy.length).toBeGreaterThan(64 * 1024);
-    const lines = lazy.split('\r\n');
+    const written = (r: (typeof records)[number]) => [String(r.id), csvText(r.name), csvDecimalComma(r.lat), r.id % 2 === 0 ? 'True' : 'False'].join(CSV_DELIMITER) + '\r\n';
+    const asText = await text(csvStream(['id', 'name', 'lat', 'even'], [records.slice(0, 1000).map(written).join(''), records.slice(1000).map(written).join('')]));
+    expect(asText).toBe(await text(csvStream(['id', 'name', 'lat', 'even'], [records.map(cells)])));
+    expect(asText.length).toBeGreaterThan(64 * 1024);
+    const lines = asText.split('\r\n');
     expect(lines).toHaveLength(3002);
     expect(lines[1]).toBe(`0;"'\tcell 0\r";-45,5;True`);
     expect(lines[2]).toBe('1;stop 1;-46,5;False');
+    expect(lines[12]).toBe(`11;"'=x;""11""";-56,5;False`);
+    expect(lines[14]).toBe('13;;-58,5;False');
   });
 
   it('names the line of malformed CSV', async () => {

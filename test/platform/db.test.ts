@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { migrations } from '../../src/platform/db/migrations/index.js';
-import { copyLine } from '../../src/platform/db/types.js';
+import { copyLine, copyText, sqlLiteral, uncopyText, withLiterals } from '../../src/platform/db/types.js';
 import { engine, openTestDb, type TestDb } from '../helpers/db.js';
 
 let t: TestDb;
@@ -71,6 +71,65 @@ describe(`database on ${engine}`, () => {
   it('stops a stream early without leaving the connection busy', async () => {
     for await (const batch of t.db.stream('SELECT id FROM probe ORDER BY id', [], 10)) {
       expect(batch.length).toBe(10);
+      break;
+    }
+    expect((await t.db.query<{ one: number }>('SELECT 1 AS one'))[0]!.one).toBe(1);
+  });
+
+  it('reads a result as COPY text, escapes and NULLs as PostgreSQL writes them', async () => {
+    const sql = `SELECT x.* FROM (VALUES
+        (1, 'tab\there', E'back\\\\slash', E'line\\nbreak\\rcr', '\\N', NULL::text, true, 1e-7::float8, -42::int8, ARRAY[1, NULL, 3], ARRAY['a b', 'c"d', NULL]),
+        (2, 'Hôtel — 終点', '', E'\\b\\f' || chr(11), 'x', 'y', false, -0.5::float8, 0::int8, '{}'::int[], '{}'::text[])
+      ) AS x ORDER BY 1`;
+    let text = '';
+    for await (const chunk of t.db.copyOut(sql, [])) text += chunk;
+    expect(text).toBe(
+      '1\ttab\\there\tback\\\\slash\tline\\nbreak\\rcr\t\\\\N\t\\N\tt\t1e-07\t-42\t{1,NULL,3}\t{"a b","c\\\\"d",NULL}\n' +
+        '2\tHôtel — 終点\t\t\\b\\f\\v\tx\ty\tf\t-0.5\t0\t{}\t{}\n',
+    );
+    const [first] = text.split('\n').map((line) => line.split('\t').map(uncopyText));
+    expect(first!.slice(1, 5)).toEqual(['tab\there', 'back\\slash', 'line\nbreak\rcr', '\\N']);
+    expect(copyText('a\tb\\c\nd\re\bf\fg\vh')).toBe('a\\tb\\\\c\\nd\\re\\bf\\fg\\vh');
+    expect(uncopyText(copyText('a\tb\\c\nd\re\bf\fg\vh \\N'))).toBe('a\tb\\c\nd\re\bf\fg\vh \\N');
+  });
+
+  it('writes the parameters of COPY in as literals that hostile text cannot escape', async () => {
+    const hostile = ["o'b\\rien", "'; DROP TABLE probe; --", 'E\'\\\'', '$1 $2', '\\', "''", '終点\t\n'];
+    let text = '';
+    const sql = 'SELECT $1::text AS a, $2::int AS b, $3::text[] AS c, $4::text AS d, $5::boolean AS e, $6::int - $7::int AS f';
+    for await (const chunk of t.db.copyOut(sql, [hostile[0], -5, hostile, null, true, 1, -1])) text += chunk;
+    const columns = text.slice(0, -1).split('\t');
+    expect(columns[3]).toBe('\\N');
+    const [a, b, c, , e, f] = columns.map(uncopyText);
+    expect(a).toBe(hostile[0]);
+    expect(b).toBe('-5');
+    expect([e, f]).toEqual(['t', '2']);
+    // The array text of PostgreSQL, its items back as given.
+    const items = [...c!.slice(1, -1).matchAll(/"((?:[^"\\]|\\.)*)"|([^,]+)/g)].map((m) => (m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]));
+    expect(items).toEqual(hostile);
+    expect((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM probe'))[0]!.n).toBeGreaterThan(0);
+    expect(() => sqlLiteral('a\0b')).toThrow();
+    expect(() => sqlLiteral(Number.NaN)).toThrow();
+    expect(() => sqlLiteral({ a: 1 })).toThrow();
+    expect(() => withLiterals('SELECT $2', [1])).toThrow();
+  });
+
+  it('reads a large COPY result in chunks of whole lines, and stops early without leaving the connection busy', async () => {
+    let lines = 0;
+    let sum = 0;
+    for await (const chunk of t.db.copyOut('SELECT n, repeat($2, n % 7) FROM generate_series(1, $1::int) AS n', [200_000, 'é'])) {
+      expect(chunk.endsWith('\n')).toBe(true);
+      for (const line of chunk.slice(0, -1).split('\n')) {
+        const [n, s] = line.split('\t');
+        expect(s).toBe('é'.repeat(Number(n) % 7));
+        sum += Number(n);
+        lines++;
+      }
+    }
+    expect(lines).toBe(200_000);
+    expect(sum).toBe((200_000 * 200_001) / 2);
+    for await (const chunk of t.db.copyOut('SELECT n FROM generate_series(1, 1000000) AS n', [])) {
+      expect(chunk.startsWith('1\n')).toBe(true);
       break;
     }
     expect((await t.db.query<{ one: number }>('SELECT 1 AS one'))[0]!.one).toBe(1);

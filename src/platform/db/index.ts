@@ -4,7 +4,7 @@ import { openPostgres } from './postgres.js';
 import type { Db } from './types.js';
 
 export type { Db, Tx, Queryable, Row } from './types.js';
-export { quoteIdent, violatedConstraint } from './types.js';
+export { quoteIdent, uncopyText, violatedConstraint } from './types.js';
 
 /** The database the configuration names: PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
 export function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>, schema?: string): Promise<Db> {

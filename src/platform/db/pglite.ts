@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
 import { cursorStream } from './cursor.js';
-import { copyColumns, quoteIdent, withSavepoint, type Db, type Tx } from './types.js';
+import { copyColumns, copyText, quoteIdent, withSavepoint, type Db, type Tx } from './types.js';
 
 const parsers = {
   [types.INT8]: (v: string) => Number(v),
@@ -32,6 +32,9 @@ async function copyInto(run: (sql: string, blob: Blob) => Promise<unknown>, tabl
   }
   if (size > 0) await run(sql, new Blob(parts));
 }
+
+/** Rows per FETCH of copyOut. */
+const COPY_BATCH = 2000;
 
 class PgliteTx implements Tx {
   private depth = 0;
@@ -86,6 +89,27 @@ class PgliteDb implements Db {
     );
   }
 
+  /**
+   * PGlite's COPY TO returns the whole result at once, so COPY text is made from a cursor stream
+   * instead: each column read as its type's text output (no parser), escaped as COPY escapes it.
+   */
+  async *copyOut(text: string, params: readonly unknown[]): AsyncIterable<string> {
+    // Every result column's type read as text (described first: the transaction below holds the connection).
+    const { resultFields } = await this.pg.describeQuery(text);
+    const parsers = Object.fromEntries(resultFields.map((f) => [f.dataTypeID, (v: string) => v]));
+    const rows = cursorStream<(string | null)[]>(
+      (body) => this.pg.transaction(async (tx) => body(async <T>(sql: string, p: readonly unknown[] = []) => (await tx.query<T>(sql, p as unknown[], { rowMode: 'array', parsers })).rows)),
+      text,
+      params,
+      COPY_BATCH,
+    );
+    for await (const batch of rows) {
+      let chunk = '';
+      for (const row of batch) chunk += row.map((v) => (v === null ? '\\N' : copyText(v))).join('\t') + '\n';
+      yield chunk;
+    }
+  }
+
   /** One embedded connection that cannot drop: `onConnection` is never called. */
   async listen(channel: string, onMessage: (payload: string) => void, _onConnection?: (up: boolean) => void): Promise<() => Promise<void>> {
     const unlisten = await this.pg.listen(channel, onMessage);
@@ -95,7 +119,7 @@ class PgliteDb implements Db {
   }
 
   async notify(channel: string, payload: string | readonly string[]): Promise<void> {
-    await this.pg.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [channel, typeof payload === 'string' ? [payload] : [...payload]]);
+    await this.pg.query('SELECT pg_notify($1, p) FROM json_array_elements_text($2::json) AS p', [channel, JSON.stringify(typeof payload === 'string' ? [payload] : payload)]);
   }
 
   async close(): Promise<void> {

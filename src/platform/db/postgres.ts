@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { cursorStream } from './cursor.js';
-import { CHANGE_CHANNEL, copyColumns, quoteIdent, withSavepoint, type Db, type Tx } from './types.js';
+import { CHANGE_CHANNEL, copyColumns, quoteIdent, withLiterals, withSavepoint, type Db, type Tx } from './types.js';
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -153,6 +153,32 @@ class PostgresDb implements Db {
     );
   }
 
+  /**
+   * COPY (query) TO STDOUT on a client of its own, the parameters written in as literals. The
+   * socket is read only as fast as the consumer takes chunks; a consumer that stops early
+   * discards the client (the server sees the connection close and ends the COPY).
+   */
+  async *copyOut(text: string, params: readonly unknown[]): AsyncIterable<string> {
+    const sql = `COPY (${withLiterals(text, params)}) TO STDOUT`;
+    const client = await this.pool.connect();
+    let done = false;
+    try {
+      const source = client.query(copyStreams.to(sql));
+      // The bytes after the last line end, kept for the next chunk (a line, or a UTF-8 character, may span two).
+      let rest: Buffer | undefined;
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        const bytes = rest ? Buffer.concat([rest, chunk]) : chunk;
+        const end = bytes.lastIndexOf(10) + 1;
+        rest = end < bytes.length ? bytes.subarray(end) : undefined;
+        if (end > 0) yield bytes.toString('utf8', 0, end);
+      }
+      if (rest) yield rest.toString('utf8');
+      done = true;
+    } finally {
+      client.release(!done);
+    }
+  }
+
   /** Channels are database-wide: prefix them with the schema so test runs never hear each other. */
   private channel(name: string): string {
     return this.schema ? `${this.schema}__${name}` : name;
@@ -216,7 +242,7 @@ class PostgresDb implements Db {
   }
 
   async notify(channel: string, payload: string | readonly string[]): Promise<void> {
-    await this.pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channel(channel), typeof payload === 'string' ? [payload] : [...payload]]);
+    await this.pool.query('SELECT pg_notify($1, p) FROM json_array_elements_text($2::json) AS p', [this.channel(channel), JSON.stringify(typeof payload === 'string' ? [payload] : payload)]);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * One database interface over two engines: a PostgreSQL server through a pool, or embedded
- * PGlite. Same SQL, same migrations. Values always travel as parameters, never in the text.
+ * PGlite. Same SQL, same migrations. Values always travel as parameters, never in the text
+ * (COPY … TO STDOUT, which takes no parameters, is the one exception: see sqlLiteral).
  *
  * Types are normalised on both engines: int8 and numeric → number, date → 'YYYY-MM-DD' string,
  * timestamptz → Date, json/jsonb → parsed value, arrays → arrays.
@@ -32,6 +33,15 @@ export interface Db extends Queryable {
    * whatever the size. Runs in a read-only transaction of its own.
    */
   stream<R = Row>(text: string, params: readonly unknown[], batchSize?: number): AsyncIterable<R[]>;
+  /**
+   * Reads a large result as PostgreSQL's COPY text (one line per row ended by LF, columns
+   * separated by TAB, NULL as `\N`, and `\\`, `\t`, `\n`, `\r`… escapes in values: see
+   * copyText), in chunks of whole lines, each produced only when the consumer asks for it, so
+   * memory stays flat. Cheaper per row than stream() on PostgreSQL (COPY skips the row protocol
+   * and pg's per-field parsing). Values come as their type's text output: select text, integers,
+   * booleans, floats and arrays (not dates or timestamps, whose text depends on DateStyle).
+   */
+  copyOut(text: string, params: readonly unknown[]): AsyncIterable<string>;
   /**
    * Subscribes to a notification channel; returns the unsubscribe function. `onConnection` hears
    * the listening connection drop (false: notifications may be missed from now on) and come back
@@ -72,6 +82,52 @@ function pgArrayLiteral(values: unknown[]): string {
 
 export function copyLine(values: readonly unknown[]): string {
   return values.map(copyField).join(',') + '\n';
+}
+
+/** A value in COPY text format (a column of a line of copyOut): backslash, TAB, LF and CR escaped. */
+export function copyText(v: string): string {
+  return COPY_ESCAPED.test(v) ? v.replace(COPY_ESCAPES, (c) => COPY_ESCAPE[c]!) : v;
+}
+
+/** The inverse of copyText (and of PostgreSQL's escapes, octal and hex ones included). */
+export function uncopyText(v: string): string {
+  return v.indexOf('\\') < 0 ? v : v.replace(/\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))/g, (_, octal?: string, hex?: string, c?: string) =>
+    octal !== undefined ? String.fromCharCode(parseInt(octal, 8) & 0xff) : hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : (COPY_UNESCAPE[c!] ?? c!));
+}
+
+const COPY_ESCAPED = /[\\\t\n\r\b\f\v]/;
+const COPY_ESCAPES = /[\\\t\n\r\b\f\v]/g;
+const COPY_ESCAPE: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\b': '\\b', '\f': '\\f', '\v': '\\v' };
+const COPY_UNESCAPE: Record<string, string> = { t: '\t', n: '\n', r: '\r', b: '\b', f: '\f', v: '\v' };
+
+/**
+ * A value as an SQL literal, for the one statement that takes no parameters (COPY … TO STDOUT):
+ * texts as E'…' with quotes and backslashes doubled (whatever standard_conforming_strings says),
+ * finite numbers, booleans, null, and arrays of those (ARRAY[…], to be cast by the statement).
+ */
+export function sqlLiteral(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'string') {
+    if (v.includes('\0')) throw new Error('a text holding NUL cannot be an SQL literal');
+    return `E'${v.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+  }
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error(`not a finite number: ${v}`);
+    // In brackets: a negative number after a minus would otherwise start a comment (`--`).
+    return `(${String(v)})`;
+  }
+  if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+  if (Array.isArray(v)) return `ARRAY[${v.map(sqlLiteral).join(', ')}]`;
+  throw new Error(`no SQL literal for a ${typeof v}`);
+}
+
+/** A statement with its parameters $1… written in as literals (see sqlLiteral); `$n` must occur only as parameters. */
+export function withLiterals(text: string, params: readonly unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => {
+    const i = Number(n) - 1;
+    if (i >= params.length) throw new Error(`no parameter $${n}`);
+    return sqlLiteral(params[i]);
+  });
 }
 
 /** The constraint a statement violated (23505 unique, 23503 foreign key), on both engines; else null. */

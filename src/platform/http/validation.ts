@@ -102,22 +102,28 @@ function toIssue(e: FastifySchemaValidationError, where: string): ValidationIssu
  * PostgreSQL text cannot hold the NUL character: a value carrying one would fail in the database.
  * It is refused up front, as a validation error naming where it is (path, query or body).
  */
-export function findNul(value: unknown, loc: (string | number)[], depth = 0): (string | number)[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? loc : null;
+export function findNul(value: unknown, loc: (string | number)[]): (string | number)[] | null {
+  const path = nulPath(value, 0);
+  return path ? [...loc, ...path] : null;
+}
+
+/** Where the first NUL is below `value`; the path is built only when one is found (every request runs this). */
+function nulPath(value: unknown, depth: number): (string | number)[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? [] : null;
   if (depth > 32 || value === null || typeof value !== 'object') return null;
   // Parsed JSON and forms only: a streamed body (a GTFS zip) is not a value to look into.
   if (typeof (value as { pipe?: unknown }).pipe === 'function' || ArrayBuffer.isView(value)) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], [...loc, i], depth + 1);
-      if (found) return found;
+      const found = nulPath(value[i], depth + 1);
+      if (found) return [i, ...found];
     }
     return null;
   }
-  for (const [k, v] of Object.entries(value)) {
-    if (k.includes('\u0000')) return [...loc, k];
-    const found = findNul(v, [...loc, k], depth + 1);
-    if (found) return found;
+  for (const k of Object.keys(value)) {
+    if (k.includes('\u0000')) return [k];
+    const found = nulPath((value as Record<string, unknown>)[k], depth + 1);
+    if (found) return [k, ...found];
   }
   return null;
 }
