@@ -138,7 +138,7 @@ async function main() {
     console.log(`connecting ${CLIENTS} WebSocket clients from ${CLIENT_PROCS} processes…`);
     const per = Math.ceil(CLIENTS / CLIENT_PROCS);
     const clientProcs = Array.from({ length: CLIENT_PROCS }, (_, i) =>
-      child('clients', { url: `ws://${base}/api/v4/groups/bench/events/op/subscribe`, key: reader, count: Math.min(per, CLIENTS - i * per) }),
+      child('clients', { url: `ws://${base}/api/v4/groups/bench/events/op/subscribe`, key: reader, groupId: 'bench', count: Math.min(per, CLIENTS - i * per) }),
     );
     for (const c of clientProcs) await c.next('ready');
     const hub = liveHub(ctx)!;

@@ -110,7 +110,7 @@ export interface LiveSettings {
   heartbeatMs: number;
   /** Time a client without a credential at connection has to send its first message. */
   authTimeoutMs: number;
-  /** The window of messages sent to a client together (one frame: a JSON array of envelopes). */
+  /** The window of messages sent to a client together (one frame: a JSON array of envelopes); the clients' windows are staggered. */
   batchMs: number;
 }
 

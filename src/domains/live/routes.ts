@@ -45,6 +45,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
   const description = [
     'Upgrade this URL to a WebSocket (`wss://…/api/v4/groups/{group_id}/events/op/subscribe`); the server pushes messages, each a JSON envelope `{"type", "group_id", "at", "data"}` (LiveMessage).',
     `**Frames**: by default each text frame is a JSON **array** of one or more envelopes, in order: the messages of a window of LIVE_BATCH_MS (default ${DEFAULT_BATCH_MS} ms; \`subscribed\` says it in \`batch_ms\`), sent together so that a busy network costs a client a few frames a second instead of one per message (1,000 vehicles reporting every 5 s: 200 messages a second). ` +
+      'The windows of the clients are staggered (each client receives what came since its previous frame, at most every LIVE_BATCH_MS; the clients of an instance take turns), and the items of one device report come in one frame. ' +
       'Read a frame as `JSON.parse(text)` and handle each element. The control messages `subscribed` and `error` come alone in their array. ' +
       'With `?batch=false` each text frame holds one envelope (an object, not an array); the messages still wait for the end of the window and leave in one write.',
     '**Credential**: the Authorization header (`Bearer <session_id or JWT>`, `Api-Key <key>`), `x-api-key`, or the `session_id` cookie, at connection; or else a first message `{"session_id": "…"}` within LIVE_AUTH_TIMEOUT_SECONDS (default 5). ' +
