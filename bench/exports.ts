@@ -118,7 +118,9 @@ async function measure(base: string, url: string, headers: Record<string, string
   let records = 0;
   for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
     bytes += chunk.length;
-    for (let i = 0; i < chunk.length; i++) if (chunk[i] === 13) records++;
+    // Buffer's indexOf (memchr): the client shares the process, so it should cost the server little.
+    const b = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+    for (let i = b.indexOf(13); i >= 0; i = b.indexOf(13, i + 1)) records++;
   }
   const seconds = (performance.now() - start) / 1000;
   clearInterval(sample);

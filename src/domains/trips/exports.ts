@@ -124,27 +124,56 @@ const textCell = (v: string) => (v === NULL ? '' : csvText(uncopyText(v)));
 /** An integer column as its CSV cell: COPY writes integers as JavaScript does. */
 const intCell = (v: string) => (v === NULL ? '' : v);
 const numberOf = (v: string) => (v === NULL ? null : Number(v));
+/** The columns of a COPY line, by position. */
+type Columns<N extends number, T extends string[] = []> = T['length'] extends N ? T : Columns<N, [...T, string]>;
 /** The date of a service_date column written as days since 1970-01-01. */
 const dateOf = (days: string) => new Date(Number(days) * 86_400_000).toISOString().slice(0, 10);
-/** The elements of an integer array column ({1,0,3}), NULL elements as empty cells. */
-const arrayCells = (v: string) => (v.length <= 2 ? [] : v.slice(1, -1).split(',').map((x) => (x === 'NULL' ? '' : x)));
-
+/** The sum of an integer array column ({1,0,3}), NULL elements counting as 0, read without splitting it. */
 function arraySum(v: string): number {
   let t = 0;
-  if (v.length > 2) for (const x of v.slice(1, -1).split(',')) if (x !== 'NULL') t += Number(x);
+  let n = 0;
+  let sign = 1;
+  for (let i = 1; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c >= 48 && c <= 57) n = n * 10 + c - 48;
+    else if (c === 45) sign = -1;
+    else if (c === 44 || c === 125) {
+      t += sign * n;
+      n = 0;
+      sign = 1;
+    }
+  }
   return t;
 }
 
-/** The lines of a chunk of COPY text, each split into its columns. */
-function* copyRows(chunk: string): Generator<string[]> {
-  let at = 0;
-  for (;;) {
-    const end = chunk.indexOf('\n', at);
-    if (end < 0) return;
-    yield chunk.slice(at, end).split('\t');
-    at = end + 1;
+/** The door cells of PCS-CNT (validity, in, out for each door) from the two integer array columns. */
+function doorCells(doorsIn: string, doorsOut: string, doors: number): string {
+  let cells = '';
+  // Positions of the next item in each array text, past `{`; an empty array (`{}`) has none.
+  let i = doorsIn.length > 2 ? 1 : doorsIn.length;
+  let o = doorsOut.length > 2 ? 1 : doorsOut.length;
+  for (let d = 0; d < doors; d++) {
+    if (i >= doorsIn.length) {
+      cells += ';0;0;0';
+      continue;
+    }
+    const inEnd = itemEnd(doorsIn, i);
+    const outEnd = o < doorsOut.length ? itemEnd(doorsOut, o) : o;
+    cells += `;1;${item(doorsIn, i, inEnd)};${o < doorsOut.length ? item(doorsOut, o, outEnd) : ''}`;
+    i = inEnd + 1;
+    o = outEnd + 1;
   }
+  return cells;
 }
+
+const itemEnd = (v: string, from: number) => {
+  const comma = v.indexOf(',', from);
+  return comma < 0 ? v.length - 1 : comma;
+};
+const item = (v: string, from: number, end: number) => {
+  const x = v.slice(from, end);
+  return x === 'NULL' ? '' : x;
+};
 
 // Columns after the date and trip_id.
 const TRACKING_STOP_COLUMNS = `tt.route_id, tt.start_time, tt.end_reported, ${epochSeconds('tt.scheduled_end_at')}, tt.last_passed_sequence, tt.last_sequence,
@@ -172,28 +201,31 @@ export async function* exportTripTracking(db: Db, scope: Pick<GroupScope, 'group
   let tripCells = '';
   for await (const chunk of db.copyOut(stopExportQuery(TRACKING_STOP_COLUMNS, 4), [scope.groupId, p.start, p.end, teamParam(scope)])) {
     let text = '';
-    for (const [serviceDays, tripId, routeId, start, endReported, scheduledEnd, lastPassedSequence, lastSequence, sequence, stopId, stopName, arrival, departure, actual, delay,
-      source, vehicleId, driverId, doorsIn, doorsOut] of copyRows(chunk) as Iterable<string[] & { length: 20 }>) {
-      if (tripId !== trip || serviceDays !== days) {
-        trip = tripId!;
-        days = serviceDays!;
+    for (let at = 0, end = chunk.indexOf('\n'); end >= 0; at = end + 1, end = chunk.indexOf('\n', at)) {
+      const c = chunk.slice(at, end).split('\t') as Columns<20>;
+      const tripId = c[1];
+      const actual = c[13];
+      if (tripId !== trip || c[0] !== days) {
+        trip = tripId;
+        days = c[0];
         const serviceDate = dateOf(days);
         const id = uncopyText(trip);
-        const startTime = numberOf(start!);
+        const startTime = numberOf(c[3]);
         overlay = overlayOf({ service_date: serviceDate, trip_id: id, start_time: startTime });
-        lastPassed = numberOf(lastPassedSequence!);
-        over = tripOver({ end_reported: endReported === 't', scheduled_end_at: scheduledEnd === NULL ? null : new Date(Number(scheduledEnd) * 1000), last_passed_sequence: lastPassed,
-          last_sequence: numberOf(lastSequence!), planned_stops: 0 }, now);
-        tripCells = `${serviceDate};${csvText(id)};${textCell(routeId!)};${startTime === null ? '' : csvText(formatGtfsTime(startTime))};`;
+        lastPassed = numberOf(c[6]);
+        over = tripOver({ end_reported: c[4] === 't', scheduled_end_at: c[5] === NULL ? null : new Date(Number(c[5]) * 1000), last_passed_sequence: lastPassed,
+          last_sequence: numberOf(c[7]), planned_stops: 0 }, now);
+        tripCells = `${serviceDate};${csvText(id)};${textCell(c[2])};${startTime === null ? '' : csvText(formatGtfsTime(startTime))};`;
       }
       // As trackingOf derives a stop's status: passed, else skipped by an update, else missed once passed over or the trip is over.
       let status = 'passed';
       if (actual === NULL) {
-        const n = Number(sequence);
+        const n = Number(c[8]);
         status = overlay.skipped.has(n) ? 'skipped' : (lastPassed !== null && n < lastPassed) || over ? 'missed' : overlay.cancelled ? 'cancelled' : 'pending';
       }
-      text += `${tripCells}${sequence};${textCell(stopId!)};${textCell(stopName!)};${time(arrival!)};${time(departure!)};${time(actual!)};${intCell(delay!)};${textCell(source!)};${status};` +
-        `${textCell(vehicleId!)};${textCell(driverId!)};${arraySum(doorsIn!)};${arraySum(doorsOut!)}\r\n`;
+      // stop_sequence … alightings
+      text += `${tripCells}${c[8]};${textCell(c[9])};${textCell(c[10])};${time(c[11])};${time(c[12])};${time(actual)};${intCell(c[14])};${textCell(c[15])};${status};` +
+        `${textCell(c[16])};${textCell(c[17])};${arraySum(c[18])};${arraySum(c[19])}\r\n`;
     }
     yield text;
   }
@@ -220,7 +252,16 @@ const EXPLOITATION_STOP_COLUMNS = `tt.route_id, tt.direction_id, tt.block_id, tt
   COALESCE(s.vehicle_id, tt.vehicle_ids[1]), s.stop_sequence, s.stop_id, s.stop_name, ${epochSeconds('s.actual_at')},
   COALESCE(s.lat, s.stop_lat), COALESCE(s.lon, s.stop_lon), s.gps_valid, s.doors_in, s.doors_out`;
 
-const decimalCommaCell = (v: string) => (v === NULL ? '' : csvDecimalComma(Number(v)));
+/**
+ * A float column with a decimal comma. PostgreSQL and JavaScript write a number's digits alike
+ * (both from the text PostgreSQL sent); they differ in exponent form and -0, taken through Number
+ * as JavaScript writes them (and NaN, Infinity: empty cells).
+ */
+function decimalCommaCell(v: string): string {
+  if (v === NULL) return '';
+  const last = v.charCodeAt(v.length - 1);
+  return last >= 48 && last <= 57 && v.indexOf('e') < 0 && v !== '-0' ? v.replace('.', ',') : csvDecimalComma(Number(v));
+}
 
 /**
  * export/vehicle-exploitation: one PCS-CNT line per recorded trip and scheduled stop over the
@@ -232,30 +273,28 @@ export async function* exportVehicleExploitation(db: Db, scope: Pick<GroupScope,
   let days = '';
   let trip = '';
   let day = '';
-  let journeyCells = '';
-  let endsCells = '';
+  let tripCells = '';
   for await (const chunk of db.copyOut(stopExportQuery(EXPLOITATION_STOP_COLUMNS, 4), [scope.groupId, p.start, p.end, teamParam(scope)])) {
     let text = '';
-    for (const [serviceDays, tripId, routeId, directionId, blockId, firstStopId, lastStopId, lastSequence, vehicle, sequence, stopId, stopName, actual, lat, lon, gpsValid,
-      doorsIn, doorsOut] of copyRows(chunk) as Iterable<string[] & { length: 18 }>) {
-      if (tripId !== trip || serviceDays !== days) {
-        trip = tripId!;
-        days = serviceDays!;
+    for (let at = 0, end = chunk.indexOf('\n'); end >= 0; at = end + 1, end = chunk.indexOf('\n', at)) {
+      const c = chunk.slice(at, end).split('\t') as Columns<18>;
+      const tripId = c[1];
+      if (tripId !== trip || c[0] !== days) {
+        trip = tripId;
+        days = c[0];
         day = dateOf(days).replaceAll('-', '');
         const id = uncopyText(trip);
-        journeyCells = `${csvText(`${day}_${id}`)};commercial;${textCell(routeId!)};${csvText(id)};${intCell(directionId!)};${textCell(blockId!)};`;
-        endsCells = `${textCell(firstStopId!)};${textCell(lastStopId!)};`;
+        // journey … vehicleService, stationOrigin, stationDestination
+        tripCells = `${csvText(`${day}_${id}`)};commercial;${textCell(c[2])};${csvText(id)};${intCell(c[3])};${textCell(c[4])};${textCell(c[5])};${textCell(c[6])};`;
       }
-      const unit = vehicle === NULL ? null : uncopyText(vehicle!);
+      const vehicle = c[8] === NULL ? null : uncopyText(c[8]);
+      const actual = c[12];
       const passed = actual === NULL ? '' : iso(Number(actual) * 1000);
-      const stop = textCell(stopId!);
-      const stationType = sequence === lastSequence ? 'last' : stopId === firstStopId ? 'first' : 'intermediate';
-      text += `${csvText(`${unit ?? ''}_${day}`)};${csvText(unit)};commercial;${stop};${passed};${passed};${actual === NULL ? 0 : 1};${journeyCells}${endsCells}` +
-        `${textCell(stopName!)};${stop};${sequence};${stationType};${gpsValid === 't' ? 1 : 0};${decimalCommaCell(lat!)};${decimalCommaCell(lon!)}`;
-      const ins = arrayCells(doorsIn!);
-      const outs = arrayCells(doorsOut!);
-      for (let d = 0; d < doors; d++) text += d < ins.length ? `;1;${ins[d]};${outs[d] ?? ''}` : ';0;0;0';
-      text += '\r\n';
+      const stopId = c[10];
+      const stop = textCell(stopId);
+      const stationType = c[9] === c[7] ? 'last' : stopId === c[5] ? 'first' : 'intermediate';
+      text += `${csvText(`${vehicle ?? ''}_${day}`)};${csvText(vehicle)};commercial;${stop};${passed};${passed};${actual === NULL ? 0 : 1};${tripCells}` +
+        `${textCell(c[11])};${stop};${c[9]};${stationType};${c[15] === 't' ? 1 : 0};${decimalCommaCell(c[13])};${decimalCommaCell(c[14])}${doorCells(c[16], c[17], doors)}\r\n`;
     }
     yield text;
   }
