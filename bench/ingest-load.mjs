@@ -1,13 +1,19 @@
 // The load generator of bench/ingest.ts (a worker thread): devices send batches of positions and
-// trip events as fast as the server answers, `concurrency` requests at a time, over node:http with
-// kept-alive connections (fetch cost about twice the CPU, taken from the server on this machine).
+// trip events over node:http with kept-alive connections (fetch cost about twice the CPU, taken
+// from the server on this machine), in one of two modes:
+// - `rate` set (open loop): a batch starts every batch/rate seconds whatever the answers, as
+//   devices do; a batch's latency runs from the time it was due, so a server falling behind is
+//   charged for the wait (no coordinated omission);
+// - `rate` null (closed loop): `concurrency` requests at a time, as fast as the server answers
+//   (the most the server can take; the latency is then mostly the queue of those requests).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { url, keys, seconds, concurrency, batch } = workerData;
+const { url, keys, seconds, concurrency, batch, rate } = workerData;
 const clock = new Map();
 const latencies = [];
+const worst = [];
 let items = 0;
 let errors = 0;
 let next = 0;
@@ -32,7 +38,7 @@ function body(device) {
   return JSON.stringify({ items: out });
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+const agent = new http.Agent({ keepAlive: true, maxSockets: rate ? 256 : concurrency });
 const target = new URL(url);
 
 function post(key, payload) {
@@ -51,21 +57,43 @@ function post(key, payload) {
   });
 }
 
-async function loop() {
-  while (performance.now() < deadline) {
-    const device = next++ % keys.length;
-    const payload = body(device);
-    const t0 = performance.now();
-    const r = await post(keys[device], payload);
-    latencies.push(performance.now() - t0);
-    if (r.status === 200) items += JSON.parse(r.body).accepted?.length ?? 0;
-    else errors++;
-  }
+async function send(due) {
+  const device = next++ % keys.length;
+  const payload = body(device);
+  const t0 = due ?? performance.now();
+  const r = await post(keys[device], payload);
+  const latency = performance.now() - t0;
+  latencies.push(latency);
+  // The worst latency of each second of the run (by start time): where the tail comes from.
+  const second = Math.floor((t0 - started) / 1000);
+  worst[second] = Math.max(worst[second] ?? 0, latency);
+  if (r.status === 200) items += JSON.parse(r.body).accepted?.length ?? 0;
+  else errors++;
 }
 
-await Promise.all(Array.from({ length: concurrency }, loop));
+async function closedLoop() {
+  while (performance.now() < deadline) await send();
+}
+
+async function openLoop() {
+  const every = (batch / rate) * 1000;
+  const inflight = new Set();
+  let due = started;
+  while (due < deadline) {
+    // Every batch due by now starts now (a late timer catches up), timed from when it was due.
+    const now = performance.now();
+    for (; due <= now && due < deadline; due += every) {
+      const p = send(due).finally(() => inflight.delete(p));
+      inflight.add(p);
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
+  }
+  await Promise.all(inflight);
+}
+
+await (rate ? openLoop() : Promise.all(Array.from({ length: concurrency }, closedLoop)));
 agent.destroy();
 const elapsed = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
 const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-parentPort.postMessage({ items, errors, batches: latencies.length, elapsed, p50: pct(50), p95: pct(95), p99: pct(99) });
+parentPort.postMessage({ items, errors, batches: latencies.length, elapsed, p50: pct(50), p95: pct(95), p99: pct(99), worst: Array.from(worst, (w) => Math.round(w ?? 0)) });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIVE_CHANNEL } from '../../src/domains/device/live.js';
+import { LIVE_CHANNEL, readLiveNotices } from '../../src/domains/device/live.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
 
@@ -77,7 +77,7 @@ describe('danger zones', () => {
 describe('live publication', () => {
   it('publishes every accepted report on the live channel', async () => {
     const heard: any[] = [];
-    const stop = await t.db.listen(LIVE_CHANNEL, (p) => heard.push(JSON.parse(p)));
+    const stop = await t.db.listen(LIVE_CHANNEL, (p) => heard.push(...readLiveNotices(p)));
     const p = item('position', '2026-07-01T06:00:00Z', { lat: 45.7, lon: 4.8, gps_valid: true });
     await send(t, g, dev.auth, [p, { id: 'bad', type: 'position' }]);
     for (let i = 0; i < 50 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 20));

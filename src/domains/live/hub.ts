@@ -31,7 +31,7 @@ import type { AppContext } from '../../platform/context.js';
 import type { GroupScope, Principal } from '../../platform/http/access.js';
 import { teamsVisible } from '../../platform/http/teams.js';
 import { localDate } from '../../platform/time.js';
-import type { LiveReport } from '../device/live.js';
+import { readLiveNotices, type LiveReport } from '../device/live.js';
 import { stillValid } from '../auth/service.js';
 import { getTripUpdate } from '../updates/service.js';
 import { Attributions } from './attribution.js';
@@ -228,13 +228,17 @@ export class LiveHub {
   }
 
   private onNotice(payload: string): void {
-    let notice: LiveNotice;
+    let notices: LiveNotice[];
     try {
-      notice = JSON.parse(payload) as LiveNotice;
+      notices = readLiveNotices<LiveNotice>(payload);
     } catch (err) {
       this.ctx.log.warn({ err }, 'unreadable live notice');
       return;
     }
+    for (const notice of notices) this.dispatch(notice);
+  }
+
+  private dispatch(notice: LiveNotice): void {
     const k = 'trip_update' in notice ? `${notice.group_id}\u0000u\u0000${notice.trip_update.update_id}` : `${notice.group_id}\u0000d\u0000${notice.device_id}`;
     const chain = (this.chains.get(k) ?? Promise.resolve())
       .then(() => ('trip_update' in notice ? this.tripUpdate(notice) : this.deviceReport(notice)))
@@ -244,6 +248,7 @@ export class LiveHub {
       if (this.chains.get(k) === chain) this.chains.delete(k);
     });
   }
+
 
   private async deviceReport(n: LiveReport): Promise<void> {
     // Sign events change who a device's reports are about: drop the cached answer first.
