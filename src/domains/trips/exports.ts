@@ -180,6 +180,18 @@ const TRACKING_STOP_COLUMNS = `tt.route_id, tt.start_time, tt.end_reported, ${ep
   s.stop_sequence, s.stop_id, s.stop_name, ${epochSeconds('s.scheduled_arrival_at')}, ${epochSeconds('s.scheduled_departure_at')}, ${epochSeconds('s.actual_at')},
   s.delay_seconds, s.source, s.vehicle_id, s.driver_id, s.doors_in, s.doors_out`;
 
+/**
+ * The CSV text of a COPY text stream, a piece per chunk (chunks hold whole lines): `line` turns
+ * one row's columns (split on TAB, still COPY-escaped) into its CSV line.
+ */
+async function* csvOfCopy(chunks: AsyncIterable<string>, line: (columns: string[]) => string): AsyncIterable<string> {
+  for await (const chunk of chunks) {
+    let text = '';
+    for (let at = 0, end = chunk.indexOf('\n'); end >= 0; at = end + 1, end = chunk.indexOf('\n', at)) text += line(chunk.slice(at, end).split('\t'));
+    yield text;
+  }
+}
+
 /** Columns of export/trip-tracking, in order. */
 export const TRIP_TRACKING_COLUMNS = [
   'service_date', 'trip_id', 'route_id', 'start_time', 'stop_sequence', 'stop_id', 'stop_name', 'scheduled_arrival', 'scheduled_departure', 'actual_time',
@@ -199,36 +211,32 @@ export async function* exportTripTracking(db: Db, scope: Pick<GroupScope, 'group
   let over = false;
   let lastPassed: number | null = null;
   let tripCells = '';
-  for await (const chunk of db.copyOut(stopExportQuery(TRACKING_STOP_COLUMNS, 4), [scope.groupId, p.start, p.end, teamParam(scope)])) {
-    let text = '';
-    for (let at = 0, end = chunk.indexOf('\n'); end >= 0; at = end + 1, end = chunk.indexOf('\n', at)) {
-      const c = chunk.slice(at, end).split('\t') as Columns<20>;
-      const tripId = c[1];
-      const actual = c[13];
-      if (tripId !== trip || c[0] !== days) {
-        trip = tripId;
-        days = c[0];
-        const serviceDate = dateOf(days);
-        const id = uncopyText(trip);
-        const startTime = numberOf(c[3]);
-        overlay = overlayOf({ service_date: serviceDate, trip_id: id, start_time: startTime });
-        lastPassed = numberOf(c[6]);
-        over = tripOver({ end_reported: c[4] === 't', scheduled_end_at: c[5] === NULL ? null : new Date(Number(c[5]) * 1000), last_passed_sequence: lastPassed,
-          last_sequence: numberOf(c[7]), planned_stops: 0 }, now);
-        tripCells = `${serviceDate};${csvText(id)};${textCell(c[2])};${startTime === null ? '' : csvText(formatGtfsTime(startTime))};`;
-      }
-      // As trackingOf derives a stop's status: passed, else skipped by an update, else missed once passed over or the trip is over.
-      let status = 'passed';
-      if (actual === NULL) {
-        const n = Number(c[8]);
-        status = overlay.skipped.has(n) ? 'skipped' : (lastPassed !== null && n < lastPassed) || over ? 'missed' : overlay.cancelled ? 'cancelled' : 'pending';
-      }
-      // stop_sequence … alightings
-      text += `${tripCells}${c[8]};${textCell(c[9])};${textCell(c[10])};${time(c[11])};${time(c[12])};${time(actual)};${intCell(c[14])};${textCell(c[15])};${status};` +
-        `${textCell(c[16])};${textCell(c[17])};${arraySum(c[18])};${arraySum(c[19])}\r\n`;
+  yield* csvOfCopy(db.copyOut(stopExportQuery(TRACKING_STOP_COLUMNS, 4), [scope.groupId, p.start, p.end, teamParam(scope)]), (row) => {
+    const c = row as Columns<20>;
+    const tripId = c[1];
+    const actual = c[13];
+    if (tripId !== trip || c[0] !== days) {
+      trip = tripId;
+      days = c[0];
+      const serviceDate = dateOf(days);
+      const id = uncopyText(trip);
+      const startTime = numberOf(c[3]);
+      overlay = overlayOf({ service_date: serviceDate, trip_id: id, start_time: startTime });
+      lastPassed = numberOf(c[6]);
+      over = tripOver({ end_reported: c[4] === 't', scheduled_end_at: c[5] === NULL ? null : new Date(Number(c[5]) * 1000), last_passed_sequence: lastPassed,
+        last_sequence: numberOf(c[7]), planned_stops: 0 }, now);
+      tripCells = `${serviceDate};${csvText(id)};${textCell(c[2])};${startTime === null ? '' : csvText(formatGtfsTime(startTime))};`;
     }
-    yield text;
-  }
+    // As trackingOf derives a stop's status: passed, else skipped by an update, else missed once passed over or the trip is over.
+    let status = 'passed';
+    if (actual === NULL) {
+      const n = Number(c[8]);
+      status = overlay.skipped.has(n) ? 'skipped' : (lastPassed !== null && n < lastPassed) || over ? 'missed' : overlay.cancelled ? 'cancelled' : 'pending';
+    }
+    // stop_sequence … alightings
+    return `${tripCells}${c[8]};${textCell(c[9])};${textCell(c[10])};${time(c[11])};${time(c[12])};${time(actual)};${intCell(c[14])};${textCell(c[15])};${status};` +
+      `${textCell(c[16])};${textCell(c[17])};${arraySum(c[18])};${arraySum(c[19])}\r\n`;
+  });
 }
 
 /** The PCS-CNT columns before the door columns (spec: Resources, Vehicle exploitation row). */
@@ -274,28 +282,24 @@ export async function* exportVehicleExploitation(db: Db, scope: Pick<GroupScope,
   let trip = '';
   let day = '';
   let tripCells = '';
-  for await (const chunk of db.copyOut(stopExportQuery(EXPLOITATION_STOP_COLUMNS, 4), [scope.groupId, p.start, p.end, teamParam(scope)])) {
-    let text = '';
-    for (let at = 0, end = chunk.indexOf('\n'); end >= 0; at = end + 1, end = chunk.indexOf('\n', at)) {
-      const c = chunk.slice(at, end).split('\t') as Columns<18>;
-      const tripId = c[1];
-      if (tripId !== trip || c[0] !== days) {
-        trip = tripId;
-        days = c[0];
-        day = dateOf(days).replaceAll('-', '');
-        const id = uncopyText(trip);
-        // journey … vehicleService, stationOrigin, stationDestination
-        tripCells = `${csvText(`${day}_${id}`)};commercial;${textCell(c[2])};${csvText(id)};${intCell(c[3])};${textCell(c[4])};${textCell(c[5])};${textCell(c[6])};`;
-      }
-      const vehicle = c[8] === NULL ? null : uncopyText(c[8]);
-      const actual = c[12];
-      const passed = actual === NULL ? '' : iso(Number(actual) * 1000);
-      const stopId = c[10];
-      const stop = textCell(stopId);
-      const stationType = c[9] === c[7] ? 'last' : stopId === c[5] ? 'first' : 'intermediate';
-      text += `${csvText(`${vehicle ?? ''}_${day}`)};${csvText(vehicle)};commercial;${stop};${passed};${passed};${actual === NULL ? 0 : 1};${tripCells}` +
-        `${textCell(c[11])};${stop};${c[9]};${stationType};${c[15] === 't' ? 1 : 0};${decimalCommaCell(c[13])};${decimalCommaCell(c[14])}${doorCells(c[16], c[17], doors)}\r\n`;
+  yield* csvOfCopy(db.copyOut(stopExportQuery(EXPLOITATION_STOP_COLUMNS, 4), [scope.groupId, p.start, p.end, teamParam(scope)]), (row) => {
+    const c = row as Columns<18>;
+    const tripId = c[1];
+    if (tripId !== trip || c[0] !== days) {
+      trip = tripId;
+      days = c[0];
+      day = dateOf(days).replaceAll('-', '');
+      const id = uncopyText(trip);
+      // journey … vehicleService, stationOrigin, stationDestination
+      tripCells = `${csvText(`${day}_${id}`)};commercial;${textCell(c[2])};${csvText(id)};${intCell(c[3])};${textCell(c[4])};${textCell(c[5])};${textCell(c[6])};`;
     }
-    yield text;
-  }
+    const vehicle = c[8] === NULL ? null : uncopyText(c[8]);
+    const actual = c[12];
+    const passed = actual === NULL ? '' : iso(Number(actual) * 1000);
+    const stopId = c[10];
+    const stop = textCell(stopId);
+    const stationType = c[9] === c[7] ? 'last' : stopId === c[5] ? 'first' : 'intermediate';
+    return `${csvText(`${vehicle ?? ''}_${day}`)};${csvText(vehicle)};commercial;${stop};${passed};${passed};${actual === NULL ? 0 : 1};${tripCells}` +
+      `${textCell(c[11])};${stop};${c[9]};${stationType};${c[15] === 't' ? 1 : 0};${decimalCommaCell(c[13])};${decimalCommaCell(c[14])}${doorCells(c[16], c[17], doors)}\r\n`;
+  });
 }
