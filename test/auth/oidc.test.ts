@@ -5,7 +5,8 @@
 import { createServer, type Server } from 'node:http';
 import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkOidcDomain, isPrivateAddress } from '../../src/domains/auth/oidc.js';
+import type { LookupAddress } from 'node:dns';
+import { checkOidcDomain, guardedLookup, isPrivateAddress, jwksFetch, PrivateAddressError, type ResolveAll } from '../../src/domains/auth/oidc.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 
 let t: TestApp;
@@ -13,6 +14,8 @@ let server: Server;
 let issuer: string;
 let keys: { kid: string; privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']; jwk: JWK }[] = [];
 let fetches = 0;
+let requests = 0;
+let port = 0;
 let g: string;
 let legacy: string;
 let operator: TestUser;
@@ -27,6 +30,7 @@ async function newKey(kid: string) {
 beforeAll(async () => {
   keys = [await newKey('k1')];
   server = createServer((req, res) => {
+    requests++;
     if (req.url === `/${DOMAIN}/.well-known/jwks.json`) {
       fetches++;
       res.setHeader('content-type', 'application/json');
@@ -37,7 +41,7 @@ beforeAll(async () => {
     }
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const port = (server.address() as { port: number }).port;
+  port = (server.address() as { port: number }).port;
   const template = `http://127.0.0.1:${port}/{domain}/`;
   issuer = template.replace('{domain}', DOMAIN);
   t = await setup({ config: { oidcIssuerTemplate: template, oidcJwksCooldownMs: 0 } });
@@ -117,5 +121,98 @@ describe('OpenID Connect', () => {
     expect(await checkOidcDomain('localhost', true)).toBeNull();
     for (const ip of ['10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '127.0.0.1', '::1', 'fd00::1', '::ffff:10.0.0.1']) expect(isPrivateAddress(ip), ip).toBe(true);
     for (const ip of ['8.8.8.8', '151.101.1.1', '2001:4860::8888']) expect(isPrivateAddress(ip), ip).toBe(false);
+  });
+});
+
+describe('audit #15 item 2: a JWT must expire', () => {
+  it('refuses a token signed by the issuer without exp (401)', async () => {
+    const noExp = await new SignJWT({ email: operator.email }).setProtectedHeader({ alg: 'RS256', kid: keys[0]!.kid }).setIssuer(issuer).setAudience(AUDIENCE).setIssuedAt().sign(keys[0]!.privateKey);
+    const r = await roles(noExp);
+    expect(r.status).toBe(401);
+    expect(r.json.code).toBe('Unauthenticated');
+    expect((await roles(await sign())).status).toBe(200);
+  });
+});
+
+describe('audit #15 item 10: OpenID Connect domains are checked when the JWKS is fetched, not when saved', () => {
+  const stub = (table: Record<string, string[]>): ResolveAll => async (host) => {
+    const ips = table[host];
+    if (!ips) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+    return ips.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+  const lookupOf = (resolve: ResolveAll, host: string, options: { all?: boolean; family?: number } = {}) =>
+    new Promise<{ err: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number | undefined }>((ok) => {
+      guardedLookup(resolve)(host, options, (err, address, family) => ok({ err, address, family }));
+    });
+
+  it('saving a well-formed public domain that does not resolve works offline (POST and PATCH)', async () => {
+    const strict = await setup({ config: { oidcAllowPrivateHosts: false } });
+    try {
+      const su = await newUser(strict, { superuser: true });
+      // .invalid is reserved (RFC 2606): it never resolves, as with DNS down.
+      const auth = { provider: 'auth0', domain: 'tenant.transit-ops-audit.invalid', connection: 'staff', audience: AUDIENCE };
+      const created = await inject(strict, { method: 'POST', url: '/api/v4/groups', headers: su.auth, payload: { group_id: 'offline-idp', name: 'Offline', features: [], auth, timezone: 'Europe/Paris' } });
+      expect(created.status, created.body).toBe(201);
+      expect(created.json.auth).toMatchObject({ provider: 'auth0', domain: auth.domain });
+      const patched = await inject(strict, { method: 'PATCH', url: '/api/v4/groups/offline-idp', headers: su.auth, payload: { auth: { ...auth, domain: 'other.transit-ops-audit.invalid' } } });
+      expect(patched.status, patched.body).toBe(200);
+      expect(patched.json.auth.domain).toBe('other.transit-ops-audit.invalid');
+      // What needs no DNS is still refused when saved.
+      for (const domain of ['10.0.0.1', 'localhost', 'idp.local', 'metadata.internal']) {
+        const r = await inject(strict, { method: 'PATCH', url: '/api/v4/groups/offline-idp', headers: su.auth, payload: { auth: { ...auth, domain } } });
+        expect(r.status, domain).toBe(422);
+        expect(r.json.detail[0].loc, domain).toEqual(['body', 'auth', 'domain']);
+      }
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('the connection lookup refuses a name resolving to a private, loopback or link-local address and returns the addresses it checked', async () => {
+    const resolve = stub({
+      'idp.example.org': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'],
+      'rebound.example.org': ['127.0.0.1'],
+      'mixed.example.org': ['93.184.216.34', '169.254.169.254'],
+      'v6-private.example.org': ['fd00::5'],
+    });
+    const all = await lookupOf(resolve, 'idp.example.org', { all: true });
+    expect(all.err).toBeNull();
+    expect(all.address).toEqual([{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1:248:1893:25c8:1946', family: 6 }]);
+    const one = await lookupOf(resolve, 'idp.example.org', { family: 6 });
+    expect(one).toEqual({ err: null, address: '2606:2800:220:1:248:1893:25c8:1946', family: 6 });
+    for (const host of ['rebound.example.org', 'mixed.example.org', 'v6-private.example.org']) {
+      const r = await lookupOf(resolve, host, { all: true });
+      expect(r.err, host).toBeInstanceOf(PrivateAddressError);
+      expect(r.err!.code, host).toBe('EPRIVATEADDRESS');
+    }
+    expect((await lookupOf(resolve, 'nowhere.example.org')).err!.code).toBe('ENOTFOUND');
+  });
+
+  it('the JWKS fetch refuses an issuer whose host resolves to loopback, and never connects to it', async () => {
+    const headers = { headers: new Headers(), method: 'GET' as const, redirect: 'manual' as const, signal: AbortSignal.timeout(5000) };
+    // 'localhost' resolves to 127.0.0.1 through /etc/hosts here: the shape of a rebound name.
+    const byName = `http://localhost:${port}/${DOMAIN}/.well-known/jwks.json`;
+    const allowed = await jwksFetch(true)(byName, headers);
+    expect(allowed.status).toBe(200);
+    expect(((await allowed.json()) as { keys: unknown[] }).keys.length).toBeGreaterThan(0);
+    const before = requests;
+    await expect(jwksFetch(false)(byName, headers)).rejects.toBeInstanceOf(PrivateAddressError);
+    await expect(jwksFetch(false)(`http://127.0.0.1:${port}/${DOMAIN}/.well-known/jwks.json`, headers)).rejects.toBeInstanceOf(PrivateAddressError);
+    await expect(jwksFetch(false, stub({ 'idp.example.org': ['127.0.0.1'] }))(`http://idp.example.org:${port}/${DOMAIN}/.well-known/jwks.json`, headers)).rejects.toBeInstanceOf(PrivateAddressError);
+    expect(requests).toBe(before);
+
+    // End to end: a group saved without DNS, its issuer reached through a name that resolves to loopback.
+    const template = `http://localhost:${port}/{domain}/`;
+    const strict = await setup({ config: { oidcAllowPrivateHosts: false, oidcIssuerTemplate: template, oidcJwksCooldownMs: 0 } });
+    try {
+      const group = await newGroup(strict, { auth: { provider: 'auth0', domain: DOMAIN, connection: 'staff', audience: AUDIENCE } });
+      const user = await newUser(strict, { groupId: group, role: 'operator', email: operator.email });
+      const token = await sign({ iss: template.replace('{domain}', DOMAIN), email: user.email });
+      const r = await inject(strict, { url: `/api/v4/groups/${group}/roles`, headers: { authorization: `Bearer ${token}` } });
+      expect(r.status).toBe(401);
+      expect(requests).toBe(before);
+    } finally {
+      await strict.close();
+    }
   });
 });

@@ -1,11 +1,16 @@
 /**
  * OpenID Connect for delegated groups (spec: Authentication 5): a JWT is verified with jose
  * against the issuer's JWKS (cached by jose, refetched on an unknown kid), checking signature,
- * iss, aud, exp/nbf and an allow-list of asymmetric algorithms (never `none`, never HS*).
+ * iss, aud, exp (required)/nbf and an allow-list of asymmetric algorithms (never `none`, never HS*).
+ * The JWKS is fetched through a connection whose address was checked at that moment (SSRF).
  */
+import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { createRemoteJWKSet, customFetch, decodeJwt, jwtVerify, type FetchImplementation, type JWTPayload } from 'jose';
+import type { Config } from '../../config.js';
 
 export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
@@ -29,27 +34,32 @@ export function unverifiedIssuer(token: string): string | null {
 
 const jwksCache = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
-function jwksFor(issuer: string, cooldownMs: number) {
-  const key = `${cooldownMs} ${issuer}`;
+export type JwksSettings = Pick<Config, 'oidcJwksCooldownMs' | 'oidcAllowPrivateHosts'>;
+
+function jwksFor(issuer: string, settings: JwksSettings) {
+  const key = `${settings.oidcJwksCooldownMs} ${settings.oidcAllowPrivateHosts} ${issuer}`;
   let set = jwksCache.get(key);
   if (!set) {
     set = createRemoteJWKSet(new URL('.well-known/jwks.json', issuer.endsWith('/') ? issuer : `${issuer}/`), {
       timeoutDuration: 5000,
-      cooldownDuration: cooldownMs,
+      cooldownDuration: settings.oidcJwksCooldownMs,
       cacheMaxAge: 10 * 60_000,
+      [customFetch]: jwksFetch(settings.oidcAllowPrivateHosts),
     });
     jwksCache.set(key, set);
   }
   return set;
 }
 
-export async function verifyJwt(token: string, issuer: string, audience: string, now: Date, cooldownMs: number): Promise<JWTPayload> {
-  const { payload } = await jwtVerify(token, jwksFor(issuer, cooldownMs), {
+export async function verifyJwt(token: string, issuer: string, audience: string, now: Date, settings: JwksSettings): Promise<JWTPayload> {
+  const { payload } = await jwtVerify(token, jwksFor(issuer, settings), {
     issuer,
     audience,
     algorithms: JWT_ALGORITHMS,
     currentDate: now,
     clockTolerance: 30,
+    // A token without exp would be valid forever (audit #15, item 2).
+    requiredClaims: ['exp'],
   });
   return payload;
 }
@@ -62,23 +72,91 @@ export function emailClaim(payload: JWTPayload): string | null {
 }
 
 /**
- * A group's OpenID Connect domain must not point the server at internal addresses (SSRF):
- * IP literals, localhost and names resolving to private, loopback or link-local addresses are
- * refused unless OIDC_ALLOW_PRIVATE_HOSTS is set (tests). Returns the problem, or null.
+ * A group's OpenID Connect domain is checked twice (audit #15, item 10). When saved, without DNS
+ * (saving must not depend on the resolver being up): IP literals, localhost and the private
+ * suffixes .local and .internal are refused. When the JWKS is fetched, the name is resolved and
+ * the connection goes to the address that was checked (jwksFetch, guardedLookup), so a name
+ * that resolves to a public address when saved and to an internal one later (DNS rebinding)
+ * reaches nothing. Both checks are off with OIDC_ALLOW_PRIVATE_HOSTS (tests). Returns the
+ * problem, or null.
  */
-export async function checkOidcDomain(domain: string, allowPrivate: boolean): Promise<string | null> {
+export function checkOidcDomain(domain: string, allowPrivate: boolean): string | null {
   if (allowPrivate) return null;
   const host = domain.toLowerCase();
   if (isIP(host)) return 'must be a host name, not an IP address';
   if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) return 'must be a public host name';
-  let addresses: { address: string }[];
-  try {
-    addresses = await lookup(host, { all: true });
-  } catch {
-    return 'does not resolve';
-  }
-  if (addresses.some((a) => isPrivateAddress(a.address))) return 'resolves to a private, loopback or link-local address';
   return null;
+}
+
+/** Resolves a host name to all its addresses (the shape of dns.lookup with all: true). */
+export type ResolveAll = (host: string) => Promise<LookupAddress[]>;
+
+const systemResolve: ResolveAll = (host) => lookup(host, { all: true, verbatim: true });
+
+export class PrivateAddressError extends Error {
+  readonly code = 'EPRIVATEADDRESS';
+  constructor(host: string, address: string) {
+    super(`${host === address ? host : `${host} resolves to ${address}, which`} is a private, loopback or link-local address`);
+    this.name = 'PrivateAddressError';
+  }
+}
+
+/**
+ * A `lookup` for node:net connections: resolves the name once, refuses it if any of its
+ * addresses is private, loopback or link-local, and hands the connection exactly the addresses
+ * it checked (node does not resolve again), which leaves DNS rebinding nothing to rebind.
+ * `resolve` is injectable for tests.
+ */
+export function guardedLookup(resolve: ResolveAll = systemResolve): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname).then((all) => {
+      const bad = all.find((a) => isPrivateAddress(a.address));
+      if (bad) return callback(new PrivateAddressError(hostname, bad.address), '');
+      const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family ?? 0;
+      const usable = family === 0 ? all : all.filter((a) => a.family === family);
+      if (usable.length === 0) return callback(Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: 'ENOTFOUND' }), '');
+      if (options.all) return callback(null, usable);
+      return callback(null, usable[0]!.address, usable[0]!.family);
+    }, (err: NodeJS.ErrnoException) => callback(err, ''));
+  };
+}
+
+/** A JWKS is a few keys; anything much larger is not one. */
+const MAX_JWKS_BYTES = 1024 * 1024;
+
+/**
+ * The fetch jose uses for a JWKS: node:http(s) through guardedLookup (an IP literal in the URL,
+ * which is never looked up, is checked directly), a fresh connection each time (a pooled socket
+ * would skip the check), no redirects followed, the body capped at MAX_JWKS_BYTES.
+ */
+export function jwksFetch(allowPrivate: boolean, resolve?: ResolveAll): FetchImplementation {
+  const lookupFn = allowPrivate ? undefined : guardedLookup(resolve);
+  return (url, options) => new Promise<Response>((ok, fail) => {
+    const u = new URL(url);
+    const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (!allowPrivate && isIP(host) && isPrivateAddress(host)) return fail(new PrivateAddressError(host, host));
+    const client = u.protocol === 'https:' ? https : u.protocol === 'http:' ? http : null;
+    if (!client) return fail(new Error(`Cannot fetch a JWKS over ${u.protocol}`));
+    const failWith = (err: Error) => fail(options.signal.aborted ? options.signal.reason : err);
+    const req = client.request(u, { method: 'GET', headers: Object.fromEntries(options.headers), signal: options.signal, agent: false, lookup: lookupFn }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_JWKS_BYTES) res.destroy(new Error(`The JWKS at ${url} is larger than ${MAX_JWKS_BYTES} bytes`));
+        else chunks.push(chunk);
+      });
+      res.on('error', failWith);
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+        const status = res.statusCode ?? 502;
+        ok(new Response([204, 205, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers }));
+      });
+    });
+    req.on('error', failWith);
+    req.end();
+  });
 }
 
 export function isPrivateAddress(ip: string): boolean {

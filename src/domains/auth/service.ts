@@ -418,7 +418,7 @@ export async function principalFromJwt(ctx: AppContext, token: string, pathGroup
     const issuer = issuerFor(ctx.config.oidcIssuerTemplate, g.auth.domain);
     let email: string | null;
     try {
-      email = emailClaim(await verifyJwt(token, issuer, g.auth.audience, ctx.clock.now(), ctx.config.oidcJwksCooldownMs));
+      email = emailClaim(await verifyJwt(token, issuer, g.auth.audience, ctx.clock.now(), ctx.config));
     } catch (err) {
       ctx.log.debug({ err, group_id: g.group_id }, 'JWT rejected');
       continue;

@@ -47,7 +47,7 @@ async function checkGroupInput(ctx: AppContext, input: { timezone?: string | und
     throw invalid(['body', 'timezone'], `Unknown IANA time zone ${JSON.stringify(input.timezone)}`, 'value_error', input.timezone);
   }
   if (input.auth?.provider === 'auth0') {
-    const problem = await checkOidcDomain(input.auth.domain, ctx.config.oidcAllowPrivateHosts);
+    const problem = checkOidcDomain(input.auth.domain, ctx.config.oidcAllowPrivateHosts);
     if (problem) throw invalid(['body', 'auth', 'domain'], problem, 'value_error', input.auth.domain);
   }
 }
