@@ -1,14 +1,15 @@
 /**
  * Issue 8 acceptance: an operator cancels a trip and diverts another; within one refresh of the
- * feeds the live stream's clients, GTFS-Realtime (decoded with the bindings) and SIRI ET/SX
- * (valid against the SIRI 2.1 schemas) and the trip objects (GET trips/{trip_id}) all show both;
+ * feeds (the rebuild a request starts once the snapshot is older than the interval) the live
+ * stream's clients, GTFS-Realtime (decoded with the bindings) and SIRI ET/SX (valid against the
+ * SIRI 2.1 schemas) and the trip objects (GET trips/{trip_id}) all show both;
  * once the updates end, nothing shows them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
 import { inject } from '../helpers/app.js';
 import { subscribe, type Stream } from '../helpers/live.js';
-import { feedFixture, putUpdate, readFeed, type FeedFixture } from '../feeds/fixture.js';
+import { feedFixture, putUpdate, readFeed, settled, type FeedFixture } from '../feeds/fixture.js';
 import { siriErrors } from '../feeds/siri-xsd.js';
 
 let f: FeedFixture;
@@ -73,6 +74,7 @@ describe('issue 8: one operator action reaches every output', () => {
 
     // One refresh later, the feeds show both.
     f.clock.advance(REFRESH_MS);
+    await settled(f);
     const during = await outputs();
     expect(during.trips).toEqual({
       T1: { status: 'cancelled', cancelled: true, detour: null, skipped: [] },
@@ -95,6 +97,7 @@ describe('issue 8: one operator action reaches every output', () => {
     expect(ended.map((m: any) => [m.data.action, m.data.update.update_id])).toEqual([['removed', 'cancel-T1'], ['removed', 'detour-T2']]);
 
     f.clock.advance(REFRESH_MS);
+    await settled(f);
     const after = await outputs();
     // T1 runs again as scheduled: nothing was recorded and its end (08:20) is 15 minutes past, so not done.
     expect(after).toEqual({

@@ -49,3 +49,22 @@ export async function readFeed(f: FeedFixture, feed: string, headers: Record<str
 }
 
 export const secs = (iso: string) => Date.parse(iso) / 1000;
+
+/** Polls `ok` until it holds (a deadline, never a timer race: the machine may be loaded). */
+export async function eventually(ok: () => Promise<boolean>, what = 'the condition', timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Waits until the feeds answer from a snapshot built at the clock's time. Stale-while-revalidate:
+ * the request that finds the snapshot stale is answered from it and starts the rebuild; this
+ * waits for that rebuild.
+ */
+export async function settled(f: FeedFixture): Promise<void> {
+  const at = Math.floor(f.clock.now().getTime() / 1000);
+  await eventually(async () => (await readFeed(f, 'alerts')).message!.header.timestamp === at, `a snapshot built at ${f.clock.now().toISOString()}`);
+}

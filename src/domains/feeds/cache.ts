@@ -1,14 +1,25 @@
 /**
- * Passenger information is served from a per-group cache: the network of a group is read at most
- * once per refresh interval (FEEDS_REFRESH_SECONDS) by each API instance, whatever the number of
- * clients, and each output built from it once. Outputs carry a weak ETag (a hash of their content
- * without the production timestamps) and a Last-Modified (when that content last changed), so a
- * client polling an unchanged feed gets 304 Not Modified.
+ * Passenger information is served from a per-group snapshot of the network (network.ts), shared
+ * by GTFS-Realtime and SIRI, stale-while-revalidate:
+ *
+ * - A feed request is answered from the last built snapshot at once; it never waits for a
+ *   rebuild. The header timestamp (GTFS-RT) and ResponseTimestamp (SIRI) are the snapshot's build
+ *   time, and the answer's Age header says how old it is, in seconds.
+ * - A snapshot older than the refresh interval (FEEDS_REFRESH_SECONDS) is stale: the request that
+ *   finds it so starts one rebuild of the group in the background (one at a time per group, shared
+ *   by every feed), and is answered from the stale one. The rebuild reads the whole network again
+ *   (set-based, see networkNow), builds every output asked for lately, then replaces the snapshot.
+ *   A failed rebuild is logged and tried again one interval later; the last snapshot stays.
+ * - The first request for a group (none built yet in this instance) waits for the first build.
+ *
+ * Outputs carry a weak ETag (a hash of their content without the production timestamps) and a
+ * Last-Modified (when that content last changed), so a client polling an unchanged feed gets
+ * 304 Not Modified.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.js';
-import { networkNow, type NetworkNow } from './network.js';
+import { networkNow, ScheduleMemo, type NetworkNow } from './network.js';
 
 export interface Output {
   body: Buffer;
@@ -28,47 +39,136 @@ export interface Built {
   fingerprint: Buffer | string;
 }
 
+export type Recipe = (net: NetworkNow) => Built | Promise<Built>;
+
+/** Outputs per group rebuilt with each snapshot: the most recently asked for (others are built on request). */
+const KEPT_OUTPUTS = 64;
+
+interface GroupFeeds {
+  /** The last built snapshot. */
+  net: NetworkNow | undefined;
+  /** The rebuild under way, if any (at most one per group). */
+  building: Promise<NetworkNow> | undefined;
+  /** No background rebuild before this time (ms, service clock): set after a failed one. */
+  retryAt: number;
+  /** The outputs asked for, most recent last, with the last one built. */
+  outputs: Map<string, { recipe: Recipe; out: Output | undefined }>;
+}
+
 export class FeedCache {
-  private readonly snapshots = new Map<string, { at: number; net: Promise<NetworkNow> }>();
-  private readonly outputs = new Map<string, Output & { fingerprint: string }>();
+  private readonly groups = new Map<string, GroupFeeds>();
+  private readonly memo = new ScheduleMemo();
+  private readonly running = new Set<Promise<unknown>>();
+  /**
+   * Test seam: awaited in the middle of every rebuild (after the trips are read, before the
+   * vehicles are), so a test can hold a rebuild while it reads the feeds and reports positions.
+   */
+  pause: ((groupId: string) => Promise<void>) | undefined;
 
   constructor(private readonly ctx: AppContext) {}
 
-  /** The network of the group, read again when the last reading is older than the refresh interval. */
-  snapshot(groupId: string): Promise<NetworkNow> {
-    const now = this.ctx.clock.now();
-    const entry = this.snapshots.get(groupId);
-    if (entry && now.getTime() - entry.at < this.ctx.config.feeds.refreshSeconds * 1000) return entry.net;
-    // One reading at a time per group: concurrent requests share it.
-    const net = networkNow(this.ctx.db, groupId, now, { staleVehicleSeconds: this.ctx.config.feeds.staleVehicleSeconds });
-    this.snapshots.set(groupId, { at: now.getTime(), net });
-    net.catch(() => {
-      if (this.snapshots.get(groupId)?.net === net) this.snapshots.delete(groupId);
-    });
-    return net;
+  private get refreshMs() {
+    return this.ctx.config.feeds.refreshSeconds * 1000;
   }
 
-  /** An output of the group's current snapshot, built once per snapshot. */
-  async output(groupId: string, name: string, build: (net: NetworkNow) => Built | Promise<Built>): Promise<Output> {
+  private group(groupId: string): GroupFeeds {
+    let g = this.groups.get(groupId);
+    if (!g) this.groups.set(groupId, (g = { net: undefined, building: undefined, retryAt: 0, outputs: new Map() }));
+    return g;
+  }
+
+  /**
+   * The group's last built snapshot, at once; when it is stale, a rebuild starts in the background.
+   * Before the first build, the first build (started, or joined).
+   */
+  snapshot(groupId: string): Promise<NetworkNow> {
+    const g = this.group(groupId);
+    if (!g.net) return g.building ?? this.rebuild(groupId, g);
+    const now = this.ctx.clock.now().getTime();
+    const age = now - g.net.now.getTime();
+    // A clock moved backwards (age < 0) makes the snapshot stale too.
+    if ((age >= this.refreshMs || age < 0) && !g.building && now >= g.retryAt) void this.rebuild(groupId, g).catch(() => undefined);
+    return Promise.resolve(g.net);
+  }
+
+  /** Reads the network again; every output asked for lately is built before the new snapshot is served. */
+  private rebuild(groupId: string, g: GroupFeeds): Promise<NetworkNow> {
+    const now = this.ctx.clock.now();
+    const pause = this.pause;
+    const building = (async () => {
+      const net = await networkNow(this.ctx.db, groupId, now, {
+        staleVehicleSeconds: this.ctx.config.feeds.staleVehicleSeconds,
+        memo: this.memo,
+        ...(pause ? { pause: () => pause(groupId) } : {}),
+      });
+      const built = new Map<string, Output>();
+      for (const [name, o] of g.outputs) {
+        try {
+          built.set(name, await make(net, o.recipe, o.out));
+        } catch (err) {
+          // Built again on request, where its error reaches the client.
+          this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
+        }
+      }
+      g.net = net;
+      for (const [name, out] of built) {
+        const o = g.outputs.get(name);
+        if (o) o.out = out;
+      }
+      return net;
+    })();
+    g.building = building;
+    const settled = building
+      .then(
+        () => (g.retryAt = 0),
+        (err: unknown) => {
+          g.retryAt = now.getTime() + this.refreshMs;
+          this.ctx.log.warn({ err, groupId }, 'feed snapshot rebuild failed; the last snapshot is served');
+        },
+      )
+      .finally(() => {
+        if (g.building === building) g.building = undefined;
+        this.running.delete(settled);
+      });
+    this.running.add(settled);
+    return building;
+  }
+
+  /** An output of the group's current snapshot: built with each rebuild once asked for, else now. */
+  async output(groupId: string, name: string, recipe: Recipe): Promise<Output> {
+    const g = this.group(groupId);
+    const known = g.outputs.get(name);
+    // Most recent last; the least recent beyond KEPT_OUTPUTS are no longer rebuilt with each snapshot.
+    g.outputs.delete(name);
+    g.outputs.set(name, { recipe, out: known?.out });
+    if (g.outputs.size > KEPT_OUTPUTS) g.outputs.delete(g.outputs.keys().next().value!);
     const net = await this.snapshot(groupId);
-    const key = `${groupId}\n${name}`;
-    const cached = this.outputs.get(key);
-    if (cached?.net === net) return cached;
-    const b = await build(net);
-    // Read again after the build: a concurrent request may have stored a newer output meanwhile.
-    const previous = this.outputs.get(key);
-    const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
-    const out = {
-      body: b.body,
-      contentType: b.contentType,
-      fingerprint,
-      etag: `W/"${fingerprint}"`,
-      lastModified: previous?.fingerprint === fingerprint ? previous.lastModified : new Date(Math.floor(net.now.getTime() / 1000) * 1000),
-      net,
-    };
-    this.outputs.set(key, out);
+    const entry = g.outputs.get(name);
+    if (entry?.out?.net === net) return entry.out;
+    const out = await make(net, recipe, entry?.out);
+    // Kept unless a newer snapshot's output was stored meanwhile.
+    if (entry && (!entry.out || entry.out.net.now.getTime() <= net.now.getTime())) entry.out = out;
     return out;
   }
+
+  /** Waits for the rebuilds under way (the app waits for them before it closes the database). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}
+
+/** Builds an output from a snapshot; its Last-Modified stays that of `previous` when the content is the same. */
+async function make(net: NetworkNow, recipe: Recipe, previous: Output | undefined): Promise<Output> {
+  const b = await recipe(net);
+  const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
+  const etag = `W/"${fingerprint}"`;
+  return {
+    body: b.body,
+    contentType: b.contentType,
+    etag,
+    lastModified: previous?.etag === etag ? previous.lastModified : new Date(Math.floor(net.now.getTime() / 1000) * 1000),
+    net,
+  };
 }
 
 /**
@@ -77,6 +177,7 @@ export class FeedCache {
  */
 export function sendOutput(req: FastifyRequest, reply: FastifyReply, out: Output, maxAgeSeconds: number) {
   reply.header('etag', out.etag);
+  reply.header('age', snapshotAge(req, out.net));
   reply.header('last-modified', out.lastModified.toUTCString());
   reply.header('cache-control', `public, max-age=${maxAgeSeconds}`);
   reply.header('vary', 'accept-encoding');
@@ -91,4 +192,18 @@ export function sendOutput(req: FastifyRequest, reply: FastifyReply, out: Output
   }
   if (fresh) return reply.code(304).send();
   return reply.type(out.contentType).send(out.body);
+}
+
+/** Seconds since the snapshot was built (HTTP Age: the answer is that old when it leaves). */
+export function snapshotAge(req: FastifyRequest, net: NetworkNow): string {
+  return String(Math.max(0, Math.floor((req.server.ctx.clock.now().getTime() - net.now.getTime()) / 1000)));
+}
+
+const caches = new WeakMap<AppContext, FeedCache>();
+
+/** The feed cache of an application (one per AppContext, made on first use; tests reach its `pause` seam here). */
+export function feedCacheOf(ctx: AppContext): FeedCache {
+  let c = caches.get(ctx);
+  if (!c) caches.set(ctx, (c = new FeedCache(ctx)));
+  return c;
 }

@@ -12,13 +12,13 @@
  * - Vehicles: the latest position of each vehicle seen within the stale limit.
  */
 import type { Db, Queryable } from '../../platform/db/index.js';
-import { addDays, localDate } from '../../platform/time.js';
-import { tripShape, tripStopTimes, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ShapePoint } from '../gtfs/service-days.js';
+import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
+import { onServiceDay, shapesOf, storedStopTimes, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ShapePoint, type StoredStopTimes } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { concerns, overlayTrip, type TripOverlay } from '../updates/overlay.js';
 import type { Place, TripUpdateRecord } from '../updates/schemas.js';
 import { updatesInForce } from '../updates/service.js';
-import { trackingOf } from '../trips/tracking.js';
+import { observedDelays } from '../trips/delays.js';
 
 /** A trip stays in the feeds this long after its (expected) last arrival. */
 export const PAST_TRIP_SECONDS = 1800;
@@ -98,26 +98,82 @@ export { isoBasic };
 /** The id of a place an update serves: its GTFS stop, or a temporary stop named after the update. */
 export const placeId = (p: Place, updateId: string, n: number) => p.stop_id ?? `tmp-${updateId}-${n}`;
 
-export async function networkNow(db: Db, groupId: string, now: Date, o: { staleVehicleSeconds: number }): Promise<NetworkNow> {
+/**
+ * What a rebuild may keep from the previous ones: the stop times and shapes of a GTFS version
+ * never change once imported (a new import is a new gtfs_id), so each rebuild reads only those of
+ * the trips new to the feeds. Bounded: emptied when it holds more than MAX_REMEMBERED trips.
+ */
+export class ScheduleMemo {
+  private static readonly MAX_REMEMBERED = 50_000;
+  private readonly stopTimes = new Map<string, StoredStopTimes | null>();
+  private readonly shapes = new Map<string, ShapePoint[]>();
+
+  async stopTimesOf(db: Queryable, groupId: string, gtfsId: string, tripIds: readonly string[]): Promise<Map<string, StoredStopTimes>> {
+    const key = (t: string) => `${groupId}\n${gtfsId}\n${t}`;
+    const missing = [...new Set(tripIds)].filter((t) => !this.stopTimes.has(key(t)));
+    if (missing.length > 0) {
+      if (this.stopTimes.size + missing.length > ScheduleMemo.MAX_REMEMBERED) this.stopTimes.clear();
+      const read = await storedStopTimes(db, groupId, gtfsId, missing);
+      for (const t of missing) this.stopTimes.set(key(t), read.get(t) ?? null);
+    }
+    const out = new Map<string, StoredStopTimes>();
+    for (const t of tripIds) {
+      const stored = this.stopTimes.get(key(t));
+      if (stored) out.set(t, stored);
+    }
+    return out;
+  }
+
+  async shapesOf(db: Queryable, groupId: string, gtfsId: string, shapeIds: readonly string[]): Promise<Map<string, ShapePoint[]>> {
+    const key = (s: string) => `${groupId}\n${gtfsId}\n${s}`;
+    const missing = [...new Set(shapeIds)].filter((s) => !this.shapes.has(key(s)));
+    if (missing.length > 0) {
+      if (this.shapes.size + missing.length > ScheduleMemo.MAX_REMEMBERED) this.shapes.clear();
+      const read = await shapesOf(db, groupId, gtfsId, missing);
+      for (const s of missing) this.shapes.set(key(s), read.get(s) ?? []);
+    }
+    return new Map(shapeIds.map((s) => [s, this.shapes.get(key(s)) ?? []]));
+  }
+}
+
+/**
+ * Reads the network of a group at `now`, set-based: a fixed handful of queries for the whole
+ * network whatever its size (per service date: the updates in force, the scheduled trips they and
+ * the observed delays name, the stop times and shapes of the trips new to the memo; once: the
+ * delays, the vehicles). Only trips still running are read: a trip that ended more than
+ * PAST_TRIP_SECONDS ago (with its delay) is not read at all, so the cost does not grow with the
+ * days recorded. `pause` (a test seam) is awaited after the trips are read and before the
+ * vehicles are.
+ */
+export async function networkNow(
+  db: Db,
+  groupId: string,
+  now: Date,
+  o: { staleVehicleSeconds: number; memo?: ScheduleMemo; pause?: () => Promise<void> },
+): Promise<NetworkNow> {
+  const memo = o.memo ?? new ScheduleMemo();
   const tz = (await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]))[0]!.timezone;
   const today = localDate(now, tz);
+  const dates = [addDays(today, -1), today];
   const net: NetworkNow = { groupId, timezone: tz, now, trips: [], updates: [], vehicles: [] };
-  for (const date of [addDays(today, -1), today]) {
+  const endedSince = new Date(now.getTime() - PAST_TRIP_SECONDS * 1000);
+  const delays = new Map<string, Map<string, ObservedDelay>>(dates.map((d) => [d, new Map()]));
+  for (const d of await observedDelays(db, groupId, dates, endedSince)) {
+    delays.get(d.service_date)?.set(instanceKey(d.trip_id, d.start_time), { stop_sequence: d.stop_sequence, stop_id: d.stop_id, delay: d.delay_seconds, at: d.passed_at });
+  }
+  for (const date of dates) {
     const updates = await updatesInForce(db, groupId, date);
     for (const u of updates) net.updates.push({ service_date: date, update: u });
-    net.trips.push(...(await tripsOf(db, groupId, date, updates, now)));
+    net.trips.push(...(await tripsOf(db, groupId, tz, date, updates, delays.get(date)!, now, memo)));
   }
+  await o.pause?.();
   net.vehicles = await vehiclesNow(db, groupId, now, o.staleVehicleSeconds);
   return net;
 }
 
-async function tripsOf(db: Db, groupId: string, date: string, updates: TripUpdateRecord[], now: Date): Promise<FeedTrip[]> {
-  const delays = new Map<string, ObservedDelay>();
-  for (const t of await trackingOf(db, groupId, date, undefined, { now })) {
-    const stop = t.stops.find((s) => s.stop_sequence === t.delay_stop_sequence);
-    if (t.delay_seconds === null || !stop?.actual_at) continue;
-    delays.set(instanceKey(t.trip_id, t.start_time), { stop_sequence: stop.stop_sequence, stop_id: stop.stop_id, delay: t.delay_seconds, at: new Date(stop.actual_at) });
-  }
+async function tripsOf(
+  db: Db, groupId: string, tz: string, date: string, updates: TripUpdateRecord[], delays: Map<string, ObservedDelay>, now: Date, memo: ScheduleMemo,
+): Promise<FeedTrip[]> {
   const tripIds = new Set([...updates.flatMap((u) => (u.trip_id ? [u.trip_id] : [])), ...[...delays.keys()].map((k) => k.slice(0, k.lastIndexOf('@')))]);
   const routeIds = [...new Set(updates.flatMap((u) => (u.route_id ? [u.route_id] : [])))];
   const found = new Map<string, ScheduledTrip>();
@@ -128,22 +184,34 @@ async function tripsOf(db: Db, groupId: string, date: string, updates: TripUpdat
     gtfsId = day.gtfsId;
     for (const t of day.trips) found.set(instanceKey(t.trip_id, t.start_time), t);
   }
-  const out: FeedTrip[] = [];
+  if (gtfsId === null) return [];
+  // What can be decided from the schedule alone, before any stop time is read.
+  const kept: { trip: ScheduledTrip; mine: TripUpdateRecord[]; delay: ObservedDelay | null }[] = [];
   for (const [instance, trip] of found) {
     const mine = updates.filter((u) => concerns(u, trip));
     const delay = delays.get(instance) ?? delays.get(instanceKey(trip.trip_id, null)) ?? null;
-    if (mine.length === 0 && !delay) continue;
-    const stops = await tripStopTimes(db, groupId, date, trip.trip_id, trip.frequency ? { gtfsId: gtfsId!, startTime: trip.start_time } : { gtfsId: gtfsId! });
-    const overlay = overlayTrip(mine, stops);
+    // A trip with only a message is told by the alert (situation), not by the trip.
+    if (!delay && mine.every((u) => u.kind === 'message')) continue;
     const end = trip.last_arrival_at.getTime() + Math.max(0, delay?.delay ?? 0) * 1000;
     if (end < now.getTime() - PAST_TRIP_SECONDS * 1000) continue;
-    // A trip with only a message is told by the alert (situation), not by the trip.
-    if (!overlay.cancelled && overlay.skipped.size === 0 && overlay.moved.size === 0 && overlay.added.length === 0 && !overlay.detour && !delay) continue;
-    const shape = overlay.detour && trip.shape_id ? await tripShape(db, groupId, gtfsId!, trip.shape_id) : null;
-    const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
-    out.push({ key, service_date: date, trip, gtfs_id: gtfsId!, stops, overlay, delay, calls: callsOf(stops, overlay, delay), shape });
+    kept.push({ trip, mine, delay });
   }
-  return out.sort((a, b) => a.trip.first_departure_at.getTime() - b.trip.first_departure_at.getTime() || (a.key < b.key ? -1 : 1));
+  const stored = await memo.stopTimesOf(db, groupId, gtfsId, kept.map((k) => k.trip.trip_id));
+  const dayStart = serviceDayStart(date, tz);
+  const out: (Omit<FeedTrip, 'shape'> & { shape_id: string | null })[] = [];
+  for (const { trip, mine, delay } of kept) {
+    const st = stored.get(trip.trip_id);
+    const stops = st ? onServiceDay(st, dayStart, trip.frequency ? trip.start_time : undefined) : [];
+    const overlay = overlayTrip(mine, stops);
+    if (!overlay.cancelled && overlay.skipped.size === 0 && overlay.moved.size === 0 && overlay.added.length === 0 && !overlay.detour && !delay) continue;
+    const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
+    out.push({ key, service_date: date, trip, gtfs_id: gtfsId, stops, overlay, delay, calls: callsOf(stops, overlay, delay), shape_id: overlay.detour ? trip.shape_id : null });
+  }
+  // The GTFS shape of each trip on a detour (its full path is built from it).
+  const shapes = await memo.shapesOf(db, groupId, gtfsId, out.flatMap((t) => (t.shape_id ? [t.shape_id] : [])));
+  return out
+    .map(({ shape_id, ...t }): FeedTrip => ({ ...t, shape: shape_id ? shapes.get(shape_id)! : null }))
+    .sort((a, b) => a.trip.first_departure_at.getTime() - b.trip.first_departure_at.getTime() || (a.key < b.key ? -1 : 1));
 }
 
 const plus = (d: Date | null, s: number) => (d ? new Date(d.getTime() + s * 1000) : null);
@@ -206,26 +274,36 @@ export function callsOf(stops: readonly ScheduledStopTime[], overlay: TripOverla
 }
 
 /**
- * The latest position of each vehicle seen within `staleSeconds` of now: the vehicle of the
- * duty open on the device at the position's time, else the vehicle the device is mounted in.
- * A device with neither is not published (no vehicle to name). Of two devices in one vehicle,
- * the latest position wins. Positions dated after now are not published.
+ * The latest position of each vehicle seen within `staleSeconds` of now, read in one statement:
+ * the vehicle of the duty open on the device at the position's time, else the vehicle the device
+ * is mounted in. A device with neither is not published (no vehicle to name). Of two devices in
+ * one vehicle, the latest position wins. Positions dated after now are not published (no entity
+ * is newer than the feed's header); a device whose latest position is dated after now (it
+ * reported while the snapshot was being read) is published with its latest position at or before
+ * now, read from its positions: it is never left out of a snapshot for having reported during it.
  */
 export async function vehiclesNow(db: Queryable, groupId: string, now: Date, staleSeconds: number): Promise<FeedVehicle[]> {
   const rows = await db.query<Omit<FeedVehicle, 'route_id' | 'start_time'> & { start_time: number | null }>(
-    `SELECT DISTINCT ON (pick.vehicle_id) pick.vehicle_id, v.fleet_number, l.device_id, l.position_at AS at, l.lat, l.lon, l.speed_kmh, l.bearing, l.trip_id,
-            to_char(l.service_date, 'YYYY-MM-DD') AS service_date, l.start_time
+    `SELECT DISTINCT ON (pick.vehicle_id) pick.vehicle_id, v.fleet_number, l.device_id, p.at, p.lat, p.lon, p.speed_kmh, p.bearing, p.trip_id,
+            to_char(p.service_date, 'YYYY-MM-DD') AS service_date, p.start_time
      FROM device_latest l
+     CROSS JOIN LATERAL (
+       SELECT l.position_at AS at, l.lat, l.lon, l.speed_kmh, l.bearing, l.trip_id, l.service_date, l.start_time WHERE l.position_at <= $3
+       UNION ALL
+       (SELECT x.at, x.lat, x.lon, x.speed_kmh, x.bearing, x.trip_id, x.service_date, x.start_time FROM positions x
+        WHERE l.position_at > $3 AND x.group_id = l.group_id AND x.device_id = l.device_id AND x.at >= $2 AND x.at <= $3
+        ORDER BY x.at DESC LIMIT 1)
+     ) p
      LEFT JOIN LATERAL (
        SELECT d.vehicle_id FROM duties d
-       WHERE d.group_id = l.group_id AND d.device_id = l.device_id AND d.signed_on_at <= l.position_at AND (d.signed_off_at IS NULL OR d.signed_off_at > l.position_at)
+       WHERE d.group_id = l.group_id AND d.device_id = l.device_id AND d.signed_on_at <= p.at AND (d.signed_off_at IS NULL OR d.signed_off_at > p.at)
        ORDER BY d.signed_on_at DESC LIMIT 1
      ) duty ON true
      LEFT JOIN devices dev ON dev.group_id = l.group_id AND dev.device_id = l.device_id
      CROSS JOIN LATERAL (SELECT COALESCE(duty.vehicle_id, dev.vehicle_id) AS vehicle_id) pick
      LEFT JOIN vehicles v ON v.group_id = l.group_id AND v.vehicle_id = pick.vehicle_id
-     WHERE l.group_id = $1 AND l.position_at >= $2 AND l.position_at <= $3 AND pick.vehicle_id IS NOT NULL
-     ORDER BY pick.vehicle_id, l.position_at DESC`,
+     WHERE l.group_id = $1 AND l.position_at >= $2 AND pick.vehicle_id IS NOT NULL
+     ORDER BY pick.vehicle_id, p.at DESC`,
     [groupId, new Date(now.getTime() - staleSeconds * 1000), now],
   );
   // Routes of the trips, from the GTFS in force on each service date.

@@ -211,26 +211,69 @@ export async function tripStopTimes(
   const timezone = await groupTimezone(db, groupId);
   const gtfsId = o.gtfsId ?? (await versionInForce(db, groupId, serviceDate));
   if (gtfsId === null) return [];
-  const rows = await db.query<Omit<ScheduledStopTime, 'arrival_at' | 'departure_at'> & { first_departure: number | null }>(
-    `SELECT st.stop_id, st.stop_sequence, s.stop_name, s.stop_lat, s.stop_lon, st.stop_headsign, st.arrival_time, st.departure_time,
+  const stored = (await storedStopTimes(db, groupId, gtfsId, [tripId])).get(tripId);
+  if (!stored) return [];
+  return onServiceDay(stored, serviceDayStart(serviceDate, timezone), o.startTime);
+}
+
+/** A trip's stop times as the version stores them: seconds since the start of the service day, unshifted. */
+export interface StoredStopTimes {
+  first_departure: number;
+  stops: Omit<ScheduledStopTime, 'arrival_at' | 'departure_at'>[];
+}
+
+/**
+ * The stored stop times of many trips of a version in one query (readers that need whole sets of
+ * trips, such as the passenger feeds, never read them trip by trip). Trips the version lacks are
+ * absent from the map.
+ */
+export async function storedStopTimes(db: Queryable, groupId: string, gtfsId: string, tripIds: readonly string[]): Promise<Map<string, StoredStopTimes>> {
+  const out = new Map<string, StoredStopTimes>();
+  if (tripIds.length === 0) return out;
+  const rows = await db.query<StoredStopTimes['stops'][number] & { trip_id: string; first_departure: number }>(
+    `SELECT st.trip_id, st.stop_id, st.stop_sequence, s.stop_name, s.stop_lat, s.stop_lon, st.stop_headsign, st.arrival_time, st.departure_time,
             st.pickup_type, st.drop_off_type, st.timepoint, st.shape_dist_traveled, t.first_departure
      FROM gtfs_stop_times st
      JOIN gtfs_trips t ON t.group_id = st.group_id AND t.gtfs_id = st.gtfs_id AND t.trip_id = st.trip_id
      LEFT JOIN gtfs_stops s ON s.group_id = st.group_id AND s.gtfs_id = st.gtfs_id AND s.stop_id = st.stop_id
-     WHERE st.group_id = $1 AND st.gtfs_id = $2 AND st.trip_id = $3
-     ORDER BY st.stop_sequence`,
-    [groupId, gtfsId, tripId],
+     WHERE st.group_id = $1 AND st.gtfs_id = $2 AND st.trip_id = ANY($3::text[])
+     ORDER BY st.trip_id, st.stop_sequence`,
+    [groupId, gtfsId, [...new Set(tripIds)]],
   );
-  if (rows.length === 0) return [];
-  const start = typeof o.startTime === 'string' ? gtfsSeconds(o.startTime) : o.startTime;
-  if (start !== undefined && start < 0) throw new Error(`invalid start time ${String(o.startTime)}`);
-  const shift = start === undefined ? 0 : start - rows[0]!.first_departure!;
-  const dayStart = serviceDayStart(serviceDate, timezone);
-  return rows.map(({ first_departure: _f, ...r }) => {
+  for (const { trip_id, first_departure, ...r } of rows) {
+    const trip = out.get(trip_id) ?? out.set(trip_id, { first_departure, stops: [] }).get(trip_id)!;
+    trip.stops.push(r);
+  }
+  return out;
+}
+
+/**
+ * Stored stop times as instants of a service day (`dayStart`: serviceDayStart of the date); for a
+ * frequency instance give its `startTime` (HH:MM:SS or seconds): times are shifted so the first
+ * departure is that start time.
+ */
+export function onServiceDay(stored: StoredStopTimes, dayStart: Date, startTime?: string | number): ScheduledStopTime[] {
+  const start = typeof startTime === 'string' ? gtfsSeconds(startTime) : startTime;
+  if (start !== undefined && start < 0) throw new Error(`invalid start time ${String(startTime)}`);
+  const shift = start === undefined ? 0 : start - stored.first_departure;
+  return stored.stops.map((r) => {
     const arrival = r.arrival_time === null ? null : r.arrival_time + shift;
     const departure = r.departure_time === null ? null : r.departure_time + shift;
     return { ...r, arrival_time: arrival, departure_time: departure, arrival_at: atSeconds(dayStart, arrival), departure_at: atSeconds(dayStart, departure) };
   });
+}
+
+/** The points of many shapes of a version in one query, by shape_id, in order. */
+export async function shapesOf(db: Queryable, groupId: string, gtfsId: string, shapeIds: readonly string[]): Promise<Map<string, ShapePoint[]>> {
+  const out = new Map<string, ShapePoint[]>();
+  if (shapeIds.length === 0) return out;
+  const rows = await db.query<ShapePoint & { shape_id: string }>(
+    `SELECT shape_id, shape_pt_sequence AS sequence, shape_pt_lat AS lat, shape_pt_lon AS lon, shape_dist_traveled AS dist_traveled
+     FROM gtfs_shapes WHERE group_id = $1 AND gtfs_id = $2 AND shape_id = ANY($3::text[]) ORDER BY shape_id, shape_pt_sequence`,
+    [groupId, gtfsId, [...new Set(shapeIds)]],
+  );
+  for (const { shape_id, ...p } of rows) (out.get(shape_id) ?? out.set(shape_id, []).get(shape_id)!).push(p);
+  return out;
 }
 
 /** The points of a shape, in order (for kilometres: cheap-ruler over lon/lat). */

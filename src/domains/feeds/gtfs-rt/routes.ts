@@ -45,7 +45,10 @@ const ABOUT: Record<FeedName, { operationId: string; summary: string; descriptio
 
 const COMMON =
   'Passenger information: **no credential** (open data, like the GTFS calendars); the whole network, no team scope. Protobuf (`application/x-protobuf`) by default; `?format=json` gives the same content in protobuf\'s JSON mapping. ' +
-  'FULL_DATASET; the header timestamp is when the service read the network. Served from a per-group cache each instance refreshes at most every FEEDS_REFRESH_SECONDS (default 5 s). ' +
+  'FULL_DATASET; the header timestamp is when the service read the network (the snapshot\'s build time). Stale-while-revalidate: answered at once from the last snapshot of the group (shared by every feed, GTFS-Realtime and SIRI), never after a rebuild; ' +
+  'a snapshot older than FEEDS_REFRESH_SECONDS (default 5 s) is rebuilt in the background by the first request that finds it so (one rebuild at a time per group), and served meanwhile. ' +
+  'The `Age` header is the snapshot\'s age in seconds. Only the very first request for a group in an instance waits, for the first build. ' +
+  'A vehicle that reports while a snapshot is read is in that snapshot with its previous position (or, if it had none in the stale window, in the next one). ' +
   'Conditional requests: a weak `ETag` (the content without timestamps) with `If-None-Match`, `Last-Modified` (when the content last changed) with `If-Modified-Since`: 304 when unchanged.';
 
 export function gtfsRtRoutes(fastify: FastifyInstance, cache: FeedCache) {

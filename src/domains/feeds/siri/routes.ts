@@ -7,7 +7,7 @@ import { invalid } from '../../../platform/http/errors.js';
 import { GroupParams } from '../../../platform/http/params.js';
 import { PUBLIC, op, type OpMeta } from '../../../platform/http/route.js';
 import { publishedGtfsId } from '../../gtfs/publications.js';
-import { sendOutput, type FeedCache } from '../cache.js';
+import { sendOutput, snapshotAge, type FeedCache } from '../cache.js';
 import { checkStatus, estimatedTimetable, linesDiscovery, situationExchange, stopMonitoring, stopPointsDiscovery, vehicleMonitoring } from './build.js';
 import { discovery, stopVisits } from './service.js';
 
@@ -18,7 +18,7 @@ const COMMON =
   'SIRI 2.1 XML (namespace http://www.siri.org.uk/siri), request/response over HTTP GET with the request\'s parameters in the query (SIRI Lite style, the parameter names of the SIRI request). ' +
   '**No credential**: passenger information covers the whole network (no team scope). ProducerRef and ParticipantRef are the group_id; LineRef = route_id; DatedVehicleJourneyRef = trip_id ' +
   '(`trip_id:HH:MM:SS` for a frequency instance) framed by its service date; StopPointRef = stop_id (`tmp-<update_id>-<n>` for a temporary stop); SituationNumber = update_id. ' +
-  'Built from the same per-group snapshot as GTFS-Realtime (refreshed at most every FEEDS_REFRESH_SECONDS).';
+  'Built from the same per-group snapshot as GTFS-Realtime, served at once and rebuilt in the background once older than FEEDS_REFRESH_SECONDS (stale-while-revalidate); ResponseTimestamp is when the snapshot was built, the Age header its age in seconds.';
 
 export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -40,7 +40,7 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
       const doc = estimatedTimetable(net, g, { lineRef: req.query.LineRef });
       return { contentType: XML, body: Buffer.from(doc ?? ''), fingerprint: estimatedTimetable({ ...net, now: new Date(0) }, g, { lineRef: req.query.LineRef }) ?? '' };
     });
-    if (out.body.length === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).send();
+    if (out.body.length === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, out.net)).send();
     return sendOutput(req, reply, out, maxAge());
   });
 
@@ -77,7 +77,7 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
     if (!preview.isValid || preview.as('seconds') <= 0 || preview.as('hours') > 24) throw invalid(['query', 'PreviewInterval'], 'An ISO 8601 duration from PT1S to PT24H', 'value_error', req.query.PreviewInterval);
     const net = await cache.snapshot(g);
     const visits = await stopVisits(ctx.db, net, req.query.MonitoringRef, { lineRef: req.query.LineRef, previewSeconds: preview.as('seconds'), max: req.query.MaximumStopVisits });
-    return reply.type(XML).header('cache-control', `public, max-age=${maxAge()}`).send(stopMonitoring(net, g, req.query.MonitoringRef, visits));
+    return reply.type(XML).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, net)).send(stopMonitoring(net, g, req.query.MonitoringRef, visits));
   });
 
   app.get('/groups/:group_id/siri/situation-exchange', {

@@ -1,0 +1,40 @@
+/**
+ * The delays trip tracking observed, for the whole network in one query: what the passenger feeds
+ * publish. The same facts trackingOf gives per trip (delay_seconds at delay_stop_sequence, with
+ * the time that stop was passed), read set-based and bounded to trips still running, so the
+ * feeds' rebuild never reads the finished trips of a day (nor of past days).
+ */
+import type { Db } from '../../platform/db/index.js';
+import { formatGtfsTime } from '../gtfs/time.js';
+import { refreshDirty } from './tracking.js';
+
+export interface TripDelay {
+  service_date: string;
+  trip_id: string;
+  /** HH:MM:SS of the instance the reports named (frequency trips), else null. */
+  start_time: string | null;
+  /** Seconds, positive when late: at the last stop passed. */
+  delay_seconds: number;
+  stop_sequence: number;
+  stop_id: string;
+  /** When the vehicle passed that stop. */
+  passed_at: Date;
+}
+
+/**
+ * The delay of each trip of `dates` that has one, whose scheduled end plus its delay is at or
+ * after `endedSince` (or has no scheduled end). Trips marked dirty by ingest on those dates are
+ * recomputed first, as trackingOf does, so the answer holds every report committed before the call.
+ */
+export async function observedDelays(db: Db, groupId: string, dates: readonly string[], endedSince: Date): Promise<TripDelay[]> {
+  await refreshDirty(db, { groupId, dates });
+  const rows = await db.query<Omit<TripDelay, 'start_time'> & { start_time: number | null }>(
+    `SELECT to_char(tt.service_date, 'YYYY-MM-DD') AS service_date, tt.trip_id, tt.start_time, tt.delay_seconds, s.stop_sequence, s.stop_id, s.actual_at AS passed_at
+     FROM trip_tracking tt
+     JOIN trip_tracking_stops s ON s.group_id = tt.group_id AND s.service_date = tt.service_date AND s.trip_id = tt.trip_id AND s.stop_sequence = tt.delay_stop_sequence
+     WHERE tt.group_id = $1 AND tt.service_date = ANY($2::date[]) AND tt.delay_seconds IS NOT NULL AND s.actual_at IS NOT NULL
+       AND (tt.scheduled_end_at IS NULL OR tt.scheduled_end_at + GREATEST(tt.delay_seconds, 0) * interval '1 second' >= $3)`,
+    [groupId, [...dates], endedSince],
+  );
+  return rows.map((r) => ({ ...r, start_time: r.start_time === null ? null : formatGtfsTime(r.start_time) }));
+}
