@@ -60,6 +60,17 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
     },
     trustProxy: config.trustProxy,
     return503OnClosing: true,
+    // Node bounds the receiving of every request (headers and body) by the longest wait, an upload's;
+    // an ordinary body is bounded by REQUEST_TIMEOUT_SECONDS in security.ts. Only the receiving counts:
+    // an answer being streamed (a CSV export) is not cut, nor a WebSocket after its upgrade.
+    requestTimeout: config.timeouts.uploadMs,
+    connectionTimeout: config.timeouts.idleMs,
+    http: {
+      requestTimeout: config.timeouts.uploadMs,
+      headersTimeout: config.timeouts.requestMs,
+      // How often Node checks those two bounds (its default, 30 s, is coarser than a short bound).
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.timeouts.requestMs / 4))),
+    },
     ajv: {
       customOptions: { allErrors: true, verbose: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
       plugins: [

@@ -68,6 +68,17 @@ export interface Config {
   rateLimits: RateLimits;
   /** Instance-local caches kept exact by the change feed (src/platform/cache.ts); 0 disables one. */
   caches: CacheSettings;
+  /** How long the service waits for what a client sends (src/platform/http/security.ts). */
+  timeouts: Timeouts;
+}
+
+export interface Timeouts {
+  /** The headers and the body of an ordinary request must arrive within this (408, connection closed). */
+  requestMs: number;
+  /** The whole of an upload (an operation accepting more than BODY_LIMIT_BYTES): Node's requestTimeout. */
+  uploadMs: number;
+  /** A connection neither sending nor taking bytes for this long is closed; 0: never (Fastify's connectionTimeout). */
+  idleMs: number;
 }
 
 export interface CacheSettings {
@@ -184,7 +195,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       authTtlMs: r.int('CACHE_AUTH_TTL_MS', { default: 300_000, min: 0, max: 3_600_000 }),
       readTtlMs: r.int('CACHE_READ_TTL_MS', { default: 5_000, min: 0, max: 60_000 }),
     },
+    timeouts: {
+      requestMs: r.int('REQUEST_TIMEOUT_SECONDS', { default: 60, min: 1, max: 3600 }) * 1000,
+      uploadMs: r.int('UPLOAD_TIMEOUT_SECONDS', { default: 900, min: 1, max: 86_400 }) * 1000,
+      idleMs: r.int('IDLE_TIMEOUT_SECONDS', { default: 300, min: 0, max: 86_400 }) * 1000,
+    },
   };
+  if (config.timeouts.uploadMs < config.timeouts.requestMs) r.problem('UPLOAD_TIMEOUT_SECONDS must be at least REQUEST_TIMEOUT_SECONDS');
   if (config.corsAllowedOrigins.includes('*')) r.problem('CORS_ALLOWED_ORIGINS cannot be *: cross-origin calls carry credentials, so name each origin');
   if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) r.problem('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');
   if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {

@@ -4,7 +4,7 @@
  * trip in force on a date apply together (see the rule in overlay.ts).
  */
 import { Type, type Static } from 'typebox';
-import { DateEither, Nullable, StringEnum } from '../../platform/http/params.js';
+import { DateEither, HttpUrl, Nullable, StringEnum } from '../../platform/http/params.js';
 
 export const UPDATE_KINDS = ['cancel', 'skip_stop', 'move_stop', 'add_stop', 'detour', 'message'] as const;
 export type UpdateKind = (typeof UPDATE_KINDS)[number];
@@ -47,7 +47,7 @@ export const Message = Type.Object(
   {
     header: Type.String({ minLength: 1, maxLength: 200, description: 'The short text passengers see first.' }),
     description: Type.Optional(Type.String({ maxLength: 4000 })),
-    url: Type.Optional(Type.String({ format: 'uri', maxLength: 500 })),
+    url: Type.Optional(HttpUrl({ maxLength: 500, description: 'A page with more information.' })),
     severity: StringEnum(['info', 'warning', 'severe'] as const, { default: 'warning' }),
     cause: StringEnum(GTFS_RT_CAUSES, { default: 'UNKNOWN_CAUSE', description: 'GTFS-Realtime Alert cause.' }),
     effect: Type.Optional(StringEnum(GTFS_RT_EFFECTS, { description: 'GTFS-Realtime Alert effect; by default derived from the kind (cancel: NO_SERVICE, detour: DETOUR, skip_stop and move_stop: STOP_MOVED / MODIFIED_SERVICE, add_stop: ADDITIONAL_SERVICE, message: OTHER_EFFECT).' })),

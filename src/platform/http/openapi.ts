@@ -45,6 +45,10 @@ export function swaggerOptions(version: string) {
           `Scopes (login-scoped sessions and API keys): ${Object.entries(SCOPE_DESCRIPTIONS).map(([s, d]) => `\`${s}\`: ${d}`).join('; ')}.`,
           '',
           'Versions: /api/v2, /api/v3, /api/v4 (default, documented) and /api/v5 serve the same surface.',
+          '',
+          'Caching: the answers of POST /login and /login-scoped and every answer of an operation that takes a credential (errors included) carry `Cache-Control: no-store` (`private, no-cache` when the answer has an ETag). Public operations (the GTFS-Realtime and SIRI feeds) are the same for everyone and keep `public, max-age`, `ETag` and `Last-Modified`.',
+          '',
+          'Timeouts: a request\'s headers and body must arrive within REQUEST_TIMEOUT_SECONDS (default 60; 408 `RequestTimeout` and the connection is closed); the body of an upload (an operation accepting more than BODY_LIMIT_BYTES or a zip or multipart body: GTFS archives, CSV imports, planning files, device report batches) within UPLOAD_TIMEOUT_SECONDS (default 900). Answers being sent (CSV exports) and the live stream are not bounded by them.',
         ].join('\n'),
       },
       components: {

@@ -48,6 +48,14 @@ export const Period = Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', descr
 export const ObjectIdString = (description: string) =>
   Type.String({ pattern: '^[0-9a-fA-F]{24}$', description: `${description} (exactly 24 hexadecimal characters).` });
 
+/**
+ * A link shown to people (a passenger message's url): http or https only. `format: uri` alone
+ * accepts `javascript:…` and `data:…`, which a page rendering the feed would run or open.
+ */
+export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+';
+export const HttpUrl = (o: { maxLength: number; description?: string }) =>
+  Type.String({ format: 'uri', pattern: HTTP_URL_PATTERN, maxLength: o.maxLength, description: `${o.description ? `${o.description} ` : ''}An http:// or https:// URL (other schemes, e.g. javascript:, are refused).` });
+
 /** Both date forms normalised to YYYY-MM-DD. */
 export function isoDate(d: string): string {
   return d.length === 8 ? `${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}` : d;

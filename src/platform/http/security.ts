@@ -8,8 +8,23 @@
  * - rate limits on the operations that invite guessing or heavy reads: login (per client address),
  *   API key creation and CSV exports (per caller), answered 429 TooManyRequests with Retry-After.
  *   The counters live in the memory of each instance: behind N instances a client gets up to N
- *   times the budget (docs/operations.md).
+ *   times the budget (docs/operations.md);
+ * - Cache-Control: the answers of login and login-scoped (a session id) and every answer of an
+ *   operation that takes a credential (any access but public, errors included) carry
+ *   `Cache-Control: no-store`: no browser or proxy keeps what one caller was shown. An authenticated
+ *   answer that carries its own ETag keeps revalidation instead, as `private, no-cache` (stored by
+ *   the caller's browser only, checked before each use). Public operations (the GTFS-RT and SIRI
+ *   feeds: the same answer for everyone, no credential read) keep their own `public, max-age`,
+ *   ETag and Last-Modified;
+ * - timeouts on what a client sends: an ordinary request's body must arrive within
+ *   REQUEST_TIMEOUT_SECONDS of its headers (bodyTimeout below: 408 RequestTimeout, the connection
+ *   closed), its headers too (Node's headersTimeout); an upload (a route accepting more than
+ *   BODY_LIMIT_BYTES, or a zip or multipart body) has UPLOAD_TIMEOUT_SECONDS for all of it (Node's requestTimeout, app.ts). A
+ *   connection idle for IDLE_TIMEOUT_SECONDS (nothing sent, nothing read) is closed. None bounds an
+ *   answer being written (CSV exports stream for as long as the client reads) nor a WebSocket
+ *   after its upgrade (ws clears the socket's timeout; Node's request bounds end with the upgrade).
  */
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import helmet from 'helmet';
 import cors from '@fastify/cors';
@@ -37,6 +52,9 @@ export const CONTENT_SECURITY_POLICY = {
 };
 
 const WINDOW_MS = 60_000;
+
+/** Request bodies handed to the handler as a stream. */
+const STREAMED_BODIES = ['application/zip', 'application/x-zip-compressed', 'application/octet-stream', 'multipart/form-data'];
 
 /** The headers helmet sets with our policy, read off one run of its middleware. */
 export function securityHeaders(): Record<string, string> {
@@ -72,9 +90,18 @@ function keyOf(kind: RateLimitKind, req: FastifyRequest): string {
 export async function securityPlugin(app: FastifyInstance, config: Config): Promise<void> {
   // Before the plugins below register their own onRoute hooks: the limit of a route is read from
   // the `x-rate-limit` that op() put in its schema.
+  // Public operations whose answers are credentials: the `login` rate-limit kind (login, login-scoped).
+  const noStore = new Set<string>();
+  // Uploads: a body larger than BODY_LIMIT_BYTES, or one the handler reads as a stream (zip, multipart).
+  const uploads = new Set<string>();
   app.addHook('onRoute', (route: RouteOptions) => {
+    const consumes = (route.schema as { consumes?: string[] } | undefined)?.consumes ?? [];
+    if ((route.bodyLimit ?? 0) > config.bodyLimitBytes || consumes.some((t) => STREAMED_BODIES.includes(t))) {
+      for (const method of [route.method].flat()) uploads.add(`${method} ${route.url}`);
+    }
     const kind = (route.schema as { 'x-rate-limit'?: RateLimitKind } | undefined)?.['x-rate-limit'];
     if (!kind) return;
+    if (kind === 'login') noStore.add(route.url);
     route.config = {
       ...(route.config as object),
       rateLimit: { max: config.rateLimits[kind], timeWindow: WINDOW_MS, keyGenerator: (req: FastifyRequest) => keyOf(kind, req) },
@@ -88,6 +115,15 @@ export async function securityPlugin(app: FastifyInstance, config: Config): Prom
     reply.headers(headers);
     done();
   });
+  app.addHook('onSend', (req, reply, payload, done) => {
+    const access = req.routeOptions.config.access;
+    if (access && (access.kind !== 'public' || noStore.has(req.routeOptions.url ?? ''))) {
+      reply.header('cache-control', reply.hasHeader('etag') ? 'private, no-cache' : 'no-store');
+    }
+    done(null, payload);
+  });
+
+  bodyTimeout(app, config, uploads);
 
   const allowed = new Set(config.corsAllowedOrigins);
   await app.register(cors, {
@@ -104,5 +140,39 @@ export async function securityPlugin(app: FastifyInstance, config: Config): Prom
     hook: 'preHandler',
     errorResponseBuilder: (_req, ctx) =>
       new HttpError(429, 'TooManyRequests', `Too many requests: ${ctx.max} per minute allowed here. Retry after ${Math.ceil(ctx.ttl / 1000)} s.`),
+  });
+}
+
+/**
+ * An ordinary body that has not fully arrived REQUEST_TIMEOUT_SECONDS after its headers: the
+ * client is answered 408 and the connection closed, as Node does for its own bounds (a slow body
+ * would otherwise hold a connection and a parser for as long as the client likes). Uploads are
+ * left to Node's requestTimeout (UPLOAD_TIMEOUT_SECONDS), the handler reading their stream.
+ */
+function bodyTimeout(app: FastifyInstance, config: Config, uploads: ReadonlySet<string>): void {
+  const ms = config.timeouts.requestMs;
+  const detail = `The request body did not arrive within ${ms / 1000} s (REQUEST_TIMEOUT_SECONDS)`;
+  const answer = (() => {
+    const body = JSON.stringify({ detail, code: 'RequestTimeout' });
+    return `HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  })();
+  app.addHook('onRequest', (req, reply, done) => {
+    const raw = req.raw;
+    const sendsBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
+    if (sendsBody && !raw.complete && !uploads.has(`${req.method} ${req.routeOptions.url ?? ''}`)) {
+      const timer = setTimeout(() => {
+        const socket = raw.socket as Socket | null;
+        if (raw.complete || reply.raw.headersSent || !socket || socket.destroyed) return;
+        req.log.info({ timeout_ms: ms }, 'request body timed out');
+        socket.write(answer);
+        socket.destroySoon();
+      }, ms);
+      timer.unref();
+      const clear = () => clearTimeout(timer);
+      raw.once('end', clear);
+      raw.once('close', clear);
+      reply.raw.once('finish', clear);
+    }
+    done();
   });
 }

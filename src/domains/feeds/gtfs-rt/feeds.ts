@@ -5,12 +5,15 @@
  * `tm:<YYYYMMDD>:<trip_id>[:<start_time>]`, `shape:<shape_id>`, `stop:<stop_id>`.
  */
 import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
+import { HTTP_URL_PATTERN } from '../../../platform/http/params.js';
 import { serviceDayStart, addDays } from '../../../platform/time.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
 import type { Built } from '../cache.js';
 import { isoBasic, type FeedTrip, type FeedVehicle, type NetworkNow } from '../network.js';
 import { detourPath, encodePolyline, modificationsOf } from './modifications.js';
 import { FeedMessageWithModifications } from './proto.js';
+
+const HTTP_URL = new RegExp(HTTP_URL_PATTERN);
 
 const rt = GtfsRealtimeBindings.transit_realtime;
 type IFeedMessage = GtfsRealtimeBindings.transit_realtime.IFeedMessage;
@@ -122,7 +125,8 @@ export function alertsMessage(net: NetworkNow): IFeedMessage {
           effect: rt.Alert.Effect[m?.effect ?? DEFAULT_EFFECT[u.kind]],
           headerText: text(m?.header ?? (u.detour?.name ? `Detour: ${u.detour.name}` : 'Detour'), m?.language),
           ...(m?.description ? { descriptionText: text(m.description, m.language) } : {}),
-          ...(m?.url ? { url: text(m.url, m.language) } : {}),
+          // Records stored before urls were limited to http(s) may hold another scheme: left out.
+          ...(m?.url && HTTP_URL.test(m.url) ? { url: text(m.url, m.language) } : {}),
           severityLevel: rt.Alert.SeverityLevel[m ? SEVERITY[m.severity] : 'WARNING'],
         },
       };
