@@ -24,9 +24,19 @@ export interface Config {
   bodyLimitBytes: number;
   /** Days a login session lives. */
   sessionTtlDays: number;
-  /** Failed logins allowed per account, then per address, within the window. */
-  loginMaxFailuresPerAccount: number;
+  /**
+   * Login throttling (src/domains/auth/throttle.ts), failures counted within
+   * loginFailureWindowSeconds. An account is never locked: these refuse (429) addresses.
+   * Failures of one address on one account before that address is refused for that account.
+   */
+  loginMaxFailuresPerAccountAddress: number;
+  /** Failures of one address over all accounts before that address is refused for every account. */
   loginMaxFailuresPerAddress: number;
+  /**
+   * Failures on one account from all addresses before it counts as under attack: then an address
+   * that has failed on it once is refused for it (an address that has not still gets in).
+   */
+  loginMaxFailuresPerAccount: number;
   loginFailureWindowSeconds: number;
   /**
    * How the issuer of a delegated (OpenID Connect) group is derived from its domain:
@@ -153,8 +163,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     superuserPassword: r.str('TRANSIT_OPS_SUPERUSER_PASSWORD', { minLength: 8 }),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1_048_576, min: 1024 }),
     sessionTtlDays: r.int('SESSION_TTL_DAYS', { default: 14, min: 1, max: 365 }),
-    loginMaxFailuresPerAccount: r.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', { default: 5, min: 1 }),
+    loginMaxFailuresPerAccountAddress: r.int('LOGIN_MAX_FAILURES_PER_ACCOUNT_ADDRESS', { default: 5, min: 1 }),
     loginMaxFailuresPerAddress: r.int('LOGIN_MAX_FAILURES_PER_ADDRESS', { default: 30, min: 1 }),
+    loginMaxFailuresPerAccount: r.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', { default: 10, min: 1 }),
     loginFailureWindowSeconds: r.int('LOGIN_FAILURE_WINDOW_SECONDS', { default: 900, min: 1 }),
     oidcIssuerTemplate: r.str('OIDC_ISSUER_TEMPLATE', { default: 'https://{domain}/', contains: '{domain}' }),
     oidcAllowPrivateHosts: r.bool('OIDC_ALLOW_PRIVATE_HOSTS', { default: false }),

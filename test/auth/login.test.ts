@@ -6,7 +6,7 @@ const clock = fixedClock('2026-03-10T08:00:00Z');
 let t: TestApp;
 let g: string;
 beforeAll(async () => {
-  t = await setup({ clock, config: { loginMaxFailuresPerAccount: 3, loginMaxFailuresPerAddress: 1000, loginFailureWindowSeconds: 600 } });
+  t = await setup({ clock, config: { loginMaxFailuresPerAccountAddress: 3, loginMaxFailuresPerAddress: 1000, loginFailureWindowSeconds: 600 } });
   g = await newGroup(t);
 });
 afterAll(async () => t?.close());
@@ -15,8 +15,8 @@ const form = (email: string, password: string) => ({
   headers: { 'content-type': 'application/x-www-form-urlencoded' },
   payload: new URLSearchParams({ email, password }).toString(),
 });
-const login = (email: string, password: string, query = '', path = '/api/v4/login') =>
-  inject(t, { method: 'POST', url: `${path}${query}`, ...form(email, password) });
+const login = (email: string, password: string, query = '', path = '/api/v4/login', remoteAddress = '127.0.0.1') =>
+  inject(t, { method: 'POST', url: `${path}${query}`, remoteAddress, ...form(email, password) });
 
 describe('POST /login', () => {
   it('opens a session returned in the body and as a secure cookie', async () => {
@@ -68,7 +68,7 @@ describe('POST /login', () => {
     expect(noPassword.json.detail[0]).toMatchObject({ loc: ['body', 'password'], type: 'missing' });
   });
 
-  it('limits failed attempts per account with 429 and Retry-After, then lets the user in again', async () => {
+  it('limits failed attempts per account and address with 429 and Retry-After, then lets the user in again', async () => {
     const u = await newUser(t, { groupId: g, role: 'reader', password: 'patient password' });
     for (let i = 0; i < 3; i++) expect((await login(u.email, 'guess')).status).toBe(401);
     const limited = await login(u.email, 'patient password');
@@ -76,6 +76,8 @@ describe('POST /login', () => {
     expect(limited.json.code).toBe('TooManyLoginAttempts');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(600);
+    // Another address is not concerned (audit #15, item 6).
+    expect((await login(u.email, 'patient password', '', '/api/v4/login', '198.51.100.77')).status).toBe(200);
     clock.advance(601_000);
     expect((await login(u.email, 'patient password')).status).toBe(200);
   });
@@ -189,5 +191,107 @@ describe('GET /auth/provider', () => {
     const unknown = await inject(t, { url: '/api/v4/auth/provider?group_id=nope' });
     expect(unknown.status).toBe(404);
     expect(unknown.json.code).toBe('GroupNotFound');
+  });
+});
+
+describe('login throttling (audit #15, item 6: anyone could lock any account)', () => {
+  // Small limits: 3 failures per (account, address), 8 per address, 6 per account; a 600 s window.
+  const tclock = fixedClock('2026-03-11T08:00:00Z');
+  let a: TestApp;
+  let group: string;
+  beforeAll(async () => {
+    a = await setup({
+      clock: tclock,
+      config: { loginMaxFailuresPerAccountAddress: 3, loginMaxFailuresPerAddress: 8, loginMaxFailuresPerAccount: 6, loginFailureWindowSeconds: 600 },
+    });
+    group = await newGroup(a);
+  });
+  afterAll(async () => a?.close());
+  const from = (address: string, email: string, password: string, path = '/api/v4/login', query = '') =>
+    inject(a, { method: 'POST', url: `${path}${query}`, remoteAddress: address, ...form(email, password) });
+  const retryAfter = (r: { headers: Record<string, unknown> }) => Number(r.headers['retry-after']);
+
+  it('wrong passwords for an account from many addresses do not lock it: the right password from a clean address opens a session on every login path', async () => {
+    const victim = await newUser(a, { groupId: group, role: 'reader', password: 'victim password' });
+    // Eight addresses fail once each: the account is under attack, and those addresses are refused for it.
+    for (let i = 1; i <= 8; i++) expect((await from(`203.0.113.${i}`, victim.email, 'guess')).status).toBe(401);
+    expect((await from('203.0.113.1', victim.email, 'guess')).status).toBe(429);
+    expect((await from('198.51.100.10', victim.email, 'victim password')).status).toBe(200);
+    const expire = Math.floor(tclock.now().getTime() / 1000) + 3600;
+    expect((await from('198.51.100.11', victim.email, 'victim password', '/api/v4/login-scoped', `?scopes=read&expire=${expire}`)).status).toBe(200);
+    expect((await from('198.51.100.12', victim.email, 'victim password', '/nav-data-processor-api/v4/login-scoped', `?scopes=read&expire=${expire}`)).status).toBe(200);
+    // A success from one address does not lift the attack for the others.
+    expect((await from('203.0.113.2', victim.email, 'victim password')).status).toBe(429);
+  });
+
+  it('an (account, address) pair gets 429 with Retry-After after its failures, the right password included; other addresses and accounts are not concerned', async () => {
+    const u = await newUser(a, { groupId: group, role: 'reader', password: 'pair password' });
+    const other = await newUser(a, { groupId: group, role: 'reader', password: 'other password' });
+    const pair = '203.0.113.20';
+    for (let i = 0; i < 3; i++) {
+      expect((await from(pair, u.email, 'guess')).status).toBe(401);
+      tclock.advance(10_000);
+    }
+    // The right password from the throttled pair is refused too, unchecked: a 200 would tell the guesser it was right.
+    const limited = await from(pair, u.email, 'pair password');
+    expect(limited.status).toBe(429);
+    expect(limited.json.code).toBe('TooManyLoginAttempts');
+    expect(limited.json.detail).toContain('for this account from your address');
+    // The oldest of the three failures, 30 s ago, leaves the window in 570 s.
+    expect(retryAfter(limited)).toBe(570);
+    expect((await from(pair, other.email, 'other password')).status).toBe(200);
+    expect((await from('198.51.100.20', u.email, 'pair password')).status).toBe(200);
+    tclock.advance(570_000);
+    expect((await from(pair, u.email, 'pair password')).status).toBe(200);
+  });
+
+  it('the attacking address gets 429 for every account after the per-address limit, whatever the password', async () => {
+    const u = await newUser(a, { groupId: group, role: 'reader', password: 'spray password' });
+    const spray = '203.0.113.30';
+    for (let i = 0; i < 8; i++) {
+      expect((await from(spray, `sprayed${i}@example.org`, 'Winter2026!')).status).toBe(401);
+      tclock.advance(1000);
+    }
+    const limited = await from(spray, u.email, 'spray password');
+    expect(limited.status).toBe(429);
+    expect(limited.json.detail).toContain('from your address');
+    expect(retryAfter(limited)).toBe(592);
+    // Logging in to an account of its own does not reset the address's count.
+    expect((await from('198.51.100.30', u.email, 'spray password')).status).toBe(200);
+    tclock.advance(592_000);
+    expect((await from(spray, u.email, 'spray password')).status).toBe(200);
+  });
+
+  it('an account under attack refuses, for it, any address that has failed on it once, until the attack leaves the window', async () => {
+    const u = await newUser(a, { groupId: group, role: 'reader', password: 'attacked password' });
+    for (let i = 1; i <= 5; i++) expect((await from(`203.0.113.${40 + i}`, u.email, 'guess')).status).toBe(401);
+    // Five failures: not yet under attack, an address that failed once may try again.
+    expect((await from('203.0.113.41', u.email, 'guess')).status).toBe(401);
+    tclock.advance(60_000);
+    // Six: under attack. 203.0.113.42 failed once, 60 s ago, and is refused even with the right password.
+    const limited = await from('203.0.113.42', u.email, 'attacked password');
+    expect(limited.status).toBe(429);
+    expect(limited.json.detail).toContain('receiving many failed logins');
+    // Lifted when the account falls under 6 failures: the first five leave the window in 540 s.
+    expect(retryAfter(limited)).toBe(540);
+    // A clean address still gets in.
+    expect((await from('198.51.100.40', u.email, 'attacked password')).status).toBe(200);
+    tclock.advance(540_000);
+    expect((await from('203.0.113.42', u.email, 'attacked password')).status).toBe(200);
+  });
+
+  it('a success forgets the failures of the pair, not those of the address, and the table keeps one window of failures', async () => {
+    const u = await newUser(a, { groupId: group, role: 'reader', password: 'typo password' });
+    const home = '203.0.113.50';
+    for (let i = 0; i < 2; i++) expect((await from(home, u.email, 'typo pasword')).status).toBe(401);
+    expect((await from(home, u.email, 'typo password')).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await from(home, u.email, 'typo pasword')).status).toBe(401);
+    expect((await from(home, u.email, 'typo password')).status).toBe(200);
+    const rows = await a.db.query<{ key: string; n: number }>('SELECT key, count(*)::int AS n FROM login_failures WHERE key LIKE $1 GROUP BY key ORDER BY key', [`%${home}%`]);
+    expect(rows).toEqual([{ key: `address:${home}`, n: 4 }]);
+    tclock.advance(601_000);
+    expect((await from(home, 'nobody@example.org', 'guess')).status).toBe(401);
+    const left = await a.db.query<{ n: number }>('SELECT count(*)::int AS n FROM login_failures');
+    expect(left).toEqual([{ n: 3 }]);
   });
 });

@@ -17,8 +17,16 @@ const loginErrors = {
   403: { Auth0LoginRequired: 'every group of the user is delegated to OpenID Connect' },
   404: { DeviceNotFound: 'device_id names no device of the user\'s groups' },
   409: { DeviceAmbiguous: 'device_id names devices in several of the user\'s groups' },
-  429: { TooManyLoginAttempts: 'too many failed logins for the account or the address; see Retry-After' },
+  429: { TooManyLoginAttempts: 'this address is throttled (see the login throttling in the description), whatever the password; the Retry-After header gives the seconds to wait' },
 } as const;
+
+/** The throttling policy (src/domains/auth/throttle.ts), in every login operation's description. */
+const THROTTLING = 'Login throttling: failed logins (wrong password or unknown email) are counted over a window (`LOGIN_FAILURE_WINDOW_SECONDS`, ' +
+  'default 900 s), and an address is answered 429 `TooManyLoginAttempts` with Retry-After, before its password is checked: for one account, after ' +
+  'its failures on that account reach `LOGIN_MAX_FAILURES_PER_ACCOUNT_ADDRESS` (default 5); for every account, after its failures over all accounts ' +
+  'reach `LOGIN_MAX_FAILURES_PER_ADDRESS` (default 30); and, once an account has had `LOGIN_MAX_FAILURES_PER_ACCOUNT` failures from all addresses ' +
+  '(default 10), for that account after a single failure of the address on it. An account is never locked: the right password from an address that ' +
+  'has not failed on the account, and is under its own limit, opens a session. A success forgets the failures of that address on that account, not the others.';
 
 function expireOf(text: string | undefined, where: 'query' | 'body'): Date | undefined {
   if (text === undefined) return undefined;
@@ -32,7 +40,7 @@ const scopedLoginSchema = (operationId: string, description: string) =>
     {
       operationId,
       summary: 'Log in for automation, bounded by scopes and an expiry',
-      description,
+      description: `${description}\n\n${THROTTLING}`,
       tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors, rateLimit: 'login',
     },
     { querystring: LoginScopedQuery, body: LoginForm, response: { 200: LoginResponse } },
@@ -73,7 +81,7 @@ export async function authRoutes(fastify: FastifyInstance) {
       {
         operationId: 'login',
         summary: 'Log in with email and password',
-        description: 'Opens a session: the answer carries session_id and expires_days, and sets the session_id cookie (HttpOnly, Secure, SameSite=Lax). With device_id, a driver session bound to that device.',
+        description: `Opens a session: the answer carries session_id and expires_days, and sets the session_id cookie (HttpOnly, Secure, SameSite=Lax). With device_id, a driver session bound to that device.\n\n${THROTTLING}`,
         tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors, rateLimit: 'login',
       },
       { querystring: LoginQuery, body: LoginForm, response: { 200: LoginResponse } },

@@ -13,6 +13,7 @@ import { hashSecret, newSecret, objectId } from '../../platform/ids.js';
 import { getGroup, type Group } from '../groups/service.js';
 import { emailClaim, issuerFor, unverifiedIssuer, verifyJwt } from './oidc.js';
 import { verifyPassword } from './passwords.js';
+import { checkLoginThrottle, recordLoginFailure, recordLoginSuccess } from './throttle.js';
 
 const DAY_MS = 86_400_000;
 /** The longest life a caller may ask for with `expire`. */
@@ -44,21 +45,17 @@ interface UserRow {
 
 export async function login(ctx: AppContext, input: LoginInput): Promise<LoginResult> {
   const now = ctx.clock.now();
-  const accountKey = `account:${input.email.toLowerCase()}`;
-  const addressKey = `address:${input.address}`;
-  await checkLoginRate(ctx, now, [
-    [accountKey, ctx.config.loginMaxFailuresPerAccount],
-    [addressKey, ctx.config.loginMaxFailuresPerAddress],
-  ]);
+  const attempt = { email: input.email, address: input.address };
+  await checkLoginThrottle(ctx, attempt, now);
 
   const user = (await ctx.db.query<UserRow>('SELECT user_id, email, password_hash, superuser FROM users WHERE lower(email) = lower($1)', [input.email]))[0];
   // Unknown email and wrong password take the same path and the same time (argon2 either way).
   const ok = await verifyPassword(user?.password_hash ?? null, input.password);
   if (!user || !ok) {
-    await recordLoginFailure(ctx, now, [accountKey, addressKey]);
+    await recordLoginFailure(ctx, attempt, now);
     throw new HttpError(401, 'WrongLogin', 'The email and password do not match');
   }
-  await ctx.db.query('DELETE FROM login_failures WHERE key = $1', [accountKey]);
+  await recordLoginSuccess(ctx.db, attempt);
 
   const groups = await ctx.db.query<{ group_id: string; auth: Group['auth'] }>(
     'SELECT g.group_id, g.auth FROM memberships m JOIN groups g USING (group_id) WHERE m.user_id = $1',
@@ -101,33 +98,6 @@ export function checkExpire(expiresAt: Date, now: Date, where: 'query' | 'body')
   if (expiresAt.getTime() - now.getTime() > MAX_EXPIRE_DAYS * DAY_MS) {
     throw invalid([where, 'expire'], `expire must be within ${MAX_EXPIRE_DAYS} days`, 'value_error', expiresAt.toISOString());
   }
-}
-
-async function checkLoginRate(ctx: AppContext, now: Date, limits: [string, number][]) {
-  const since = new Date(now.getTime() - ctx.config.loginFailureWindowSeconds * 1000);
-  const rows = await ctx.db.query<{ key: string; n: number; first: Date }>(
-    'SELECT key, count(*)::int AS n, min(at) AS first FROM login_failures WHERE key = ANY($1) AND at > $2 GROUP BY key',
-    [limits.map(([k]) => k), since],
-  );
-  for (const r of rows) {
-    const limit = limits.find(([k]) => k === r.key)![1];
-    if (r.n >= limit) {
-      const retryAfter = Math.max(1, Math.ceil((r.first.getTime() + ctx.config.loginFailureWindowSeconds * 1000 - now.getTime()) / 1000));
-      throw new HttpError(429, 'TooManyLoginAttempts', `Too many failed logins for this ${r.key.split(':')[0]}; try again in ${retryAfter} s`, {
-        'retry-after': String(retryAfter),
-      });
-    }
-  }
-}
-
-async function recordLoginFailure(ctx: AppContext, now: Date, keys: string[]) {
-  const before = new Date(now.getTime() - ctx.config.loginFailureWindowSeconds * 1000);
-  await ctx.db.transaction(async (tx) => {
-    for (const key of keys) {
-      await tx.query('DELETE FROM login_failures WHERE key = $1 AND at <= $2', [key, before]);
-      await tx.query('INSERT INTO login_failures (key, at) VALUES ($1, $2)', [key, now]);
-    }
-  });
 }
 
 /**
