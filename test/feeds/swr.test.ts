@@ -1,0 +1,203 @@
+/**
+ * Issue 16: the passenger feeds never wait for a rebuild and never drop a vehicle. A rebuild is
+ * held in the middle (the feed cache's `pause` seam: after the trips are read, before the
+ * vehicles are; on PostgreSQL also by a lock another connection holds on a table it reads) while
+ * the test reads the feeds and devices report. No timing threshold: a request that waited for the
+ * held rebuild would never answer, and the guard only turns that hang into a clear failure.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { create } from 'xmlbuilder2';
+import { feedCacheOf } from '../../src/domains/feeds/cache.js';
+import { engine } from '../helpers/db.js';
+import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
+import { eventually, feedFixture, putUpdate, readFeed, secs, settled, type FeedFixture } from './fixture.js';
+
+let f: FeedFixture;
+beforeAll(async () => {
+  f = await feedFixture();
+});
+/** The release of the hold a test made: a failed test still lets its rebuild finish. */
+let releaseHeld: (() => void) | undefined;
+afterEach(() => releaseHeld?.());
+afterAll(async () => f?.t.close());
+
+/** A rebuild hold the test controls: `entered` resolves when a rebuild reaches it, `release` lets it go on. */
+function holdRebuilds() {
+  const cache = feedCacheOf(f.t.ctx);
+  let entered!: () => void;
+  const reached = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holds = 0;
+  cache.pause = async () => {
+    holds++;
+    entered();
+    await released;
+  };
+  releaseHeld = () => {
+    cache.pause = undefined;
+    release();
+    releaseHeld = undefined;
+  };
+  return { reached, holds: () => holds, release: releaseHeld };
+}
+
+/** Fails with a clear message, rather than hanging, if `p` waits for the held rebuild. */
+async function answered<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const guard = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} waited for the held rebuild`)), 20_000);
+  });
+  try {
+    return await Promise.race([p, guard]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const vehicleIds = (m: any) => (m.entity ?? []).map((e: any) => e.vehicle.vehicle.id as string).sort();
+const vehicleAt = (m: any, id: string) => (m.entity ?? []).find((e: any) => e.vehicle.vehicle.id === id)?.vehicle.timestamp as number | undefined;
+const vmTimestamp = (body: string) => (create(body).end({ format: 'object' }) as any).Siri.ServiceDelivery.ResponseTimestamp as string;
+
+async function newBus(): Promise<{ vehicle: string; report: (at: string) => Promise<void> }> {
+  const d = await newDevice(f.t, f.g);
+  const vehicle = await newVehicle(f.t, f.g);
+  const driver = await newDriver(f.t, f.g);
+  let signedOn = false;
+  return {
+    vehicle,
+    report: async (at) => {
+      const items = [...(signedOn ? [] : [item('sign_on', '2026-03-10T07:00:00Z', { driver_id: driver, vehicle_id: vehicle })]), item('position', at, { lat: 48.85, lon: 2.35, gps_valid: true })];
+      signedOn = true;
+      const r = await send(f.t, f.g, d.auth, items);
+      expect(r.json.rejected).toEqual([]);
+    },
+  };
+}
+
+describe('stale-while-revalidate feeds (issue 16)', () => {
+  it('a feed request is answered from the last snapshot while a rebuild is in progress, with its ETag, Last-Modified and age', async () => {
+    const bus = await newBus();
+    await bus.report('2026-03-10T07:34:00Z');
+    await settled(f);
+    const built = f.clock.now();
+    const before = await readFeed(f, 'vehicle-positions');
+    const alertsBefore = await readFeed(f, 'alerts');
+    expect(vehicleIds(before.message)).toContain(bus.vehicle);
+
+    // The data change and the clock moves past the refresh interval; the next rebuild is held.
+    const hold = holdRebuilds();
+    expect((await putUpdate(f, { update_id: 'swr-msg', kind: 'message', route_id: 'R1', start_date: '2026-03-10', end_date: '2026-03-10', message: { header: 'Held', severity: 'info' } })).status).toBe(200);
+    await bus.report('2026-03-10T07:34:30Z');
+    f.clock.advance(5_000);
+    const first = await answered(readFeed(f, 'vehicle-positions'), 'the request that starts the rebuild');
+    await hold.reached;
+
+    // Every feed answers from the last snapshot while the rebuild is held.
+    const during = await answered(Promise.all([
+      readFeed(f, 'vehicle-positions'), readFeed(f, 'trip-updates'), readFeed(f, 'alerts'),
+      readFeed(f, 'vehicle-positions', { 'if-none-match': before.headers.etag as string }),
+      readFeed(f, 'alerts', { 'if-modified-since': alertsBefore.headers['last-modified'] as string }),
+      f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/vehicle-monitoring` }),
+      f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/situation-exchange` }),
+      f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/stop-monitoring?MonitoringRef=S1` }),
+    ]), 'a feed request');
+    const [vp, tu, alerts, vp304, alerts304, vm, sx, sm] = during;
+    for (const r of [first, vp, tu, alerts]) {
+      expect(r.status).toBe(200);
+      expect(r.message!.header.timestamp).toBe(built.getTime() / 1000);
+      expect(r.headers.age).toBe('5');
+    }
+    expect(vp.headers.etag).toBe(before.headers.etag);
+    expect(vp.headers['last-modified']).toBe(before.headers['last-modified']);
+    expect(vehicleAt(vp.message, bus.vehicle)).toBe(secs('2026-03-10T07:34:00Z'));
+    expect((alerts.message!.entity ?? []).map((e: any) => e.id)).not.toContain('alert:swr-msg');
+    expect([vp304.status, alerts304.status]).toEqual([304, 304]);
+    for (const r of [vm, sx, sm]) {
+      expect(r.statusCode).toBe(200);
+      expect(vmTimestamp(r.body)).toBe('2026-03-10T08:35:00+01:00');
+      expect(r.headers.age).toBe('5');
+    }
+    // One rebuild for the group, shared by every feed, however many requests found it stale.
+    expect(hold.holds()).toBe(1);
+
+    hold.release();
+    await settled(f);
+    const after = await readFeed(f, 'vehicle-positions', { 'if-none-match': before.headers.etag as string });
+    expect(after.status).toBe(200);
+    expect(after.headers.age).toBe('0');
+    expect(after.headers['last-modified']).toBe(f.clock.now().toUTCString());
+    expect(vehicleAt(after.message, bus.vehicle)).toBe(secs('2026-03-10T07:34:30Z'));
+    const alertsAfter = await readFeed(f, 'alerts', { 'if-none-match': alertsBefore.headers.etag as string });
+    expect(alertsAfter.status).toBe(200);
+    expect(alertsAfter.message!.entity.map((e: any) => e.id)).toContain('alert:swr-msg');
+    // An unchanged output keeps its ETag and Last-Modified across rebuilds.
+    f.clock.advance(5_000);
+    await settled(f);
+    const again = await readFeed(f, 'alerts', { 'if-none-match': alertsAfter.headers.etag as string });
+    expect(again.status).toBe(304);
+    expect(again.headers['last-modified']).toBe(alertsAfter.headers['last-modified']);
+  });
+
+  it('a vehicle that reports while a snapshot is read is not dropped from it, and is in the next one with its new position (regression: left out of that snapshot)', async () => {
+    const bus = await newBus();
+    const newcomer = await newBus();
+    // The bus reported 10 s before the rebuild that will be held; a snapshot with it is served.
+    f.clock.advance(5_000);
+    const start = f.clock.now().getTime() + 5_000;
+    const at = (s: number) => new Date(start + s * 1000).toISOString();
+    await bus.report(at(-10));
+    await settled(f);
+    const seen: any[] = [(await readFeed(f, 'vehicle-positions')).message];
+    expect(vehicleAt(seen[0], bus.vehicle)).toBe(Date.parse(at(-10)) / 1000);
+
+    // The rebuild at `start` is held after the trips are read, before the vehicles are: the bus
+    // reports a position dated after the rebuild's time, and a vehicle reports for the first time.
+    const hold = holdRebuilds();
+    f.clock.advance(5_000);
+    seen.push((await answered(readFeed(f, 'vehicle-positions'), 'the request that starts the rebuild')).message);
+    await hold.reached;
+    await bus.report(at(2));
+    await newcomer.report(at(1));
+    seen.push((await answered(readFeed(f, 'vehicle-positions'), 'a request during the rebuild')).message);
+    hold.release();
+    await settled(f);
+    const held = (await readFeed(f, 'vehicle-positions')).message;
+    seen.push(held);
+    // The snapshot of `start`: the bus with its latest position at or before then; the newcomer
+    // had none, so it waits for the next snapshot (no entity is newer than the header).
+    expect(held!.header.timestamp).toBe(start / 1000);
+    expect(vehicleAt(held, bus.vehicle)).toBe(Date.parse(at(-10)) / 1000);
+    expect(vehicleAt(held, newcomer.vehicle)).toBeUndefined();
+
+    f.clock.advance(5_000);
+    await settled(f);
+    const next = (await readFeed(f, 'vehicle-positions')).message;
+    seen.push(next);
+    expect(vehicleAt(next, bus.vehicle)).toBe(Date.parse(at(2)) / 1000);
+    expect(vehicleAt(next, newcomer.vehicle)).toBe(Date.parse(at(1)) / 1000);
+    // The bus is in every snapshot read along the way.
+    for (const m of seen) expect(vehicleIds(m)).toContain(bus.vehicle);
+    // And so in SIRI VehicleMonitoring, built from the same snapshot.
+    const vm = await f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/vehicle-monitoring?VehicleRef=${newcomer.vehicle}` });
+    expect(vm.body).toContain(`<VehicleRef>${newcomer.vehicle}</VehicleRef>`);
+  });
+
+  it.runIf(engine === 'postgres')('a feed request is answered while the rebuild waits for a lock another connection holds on a table it reads', async () => {
+    await settled(f);
+    const built = f.clock.now();
+    const before = await readFeed(f, 'trip-updates');
+    await f.t.db.transaction(async (tx) => {
+      await tx.query('LOCK TABLE trip_updates IN ACCESS EXCLUSIVE MODE');
+      f.clock.advance(5_000);
+      const first = await answered(readFeed(f, 'trip-updates'), 'the request that starts the rebuild');
+      expect(first.message!.header.timestamp).toBe(built.getTime() / 1000);
+      // The rebuild is waiting for the lock.
+      await eventually(async () => (await f.t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'trip_updates'::regclass"))[0]!.n > 0, 'the rebuild waiting for the lock');
+      const during = await answered(Promise.all([readFeed(f, 'trip-updates'), readFeed(f, 'vehicle-positions'), readFeed(f, 'trip-updates', { 'if-none-match': before.headers.etag as string })]), 'a feed request');
+      expect(during.slice(0, 2).map((r) => r.message!.header.timestamp)).toEqual([built.getTime() / 1000, built.getTime() / 1000]);
+      expect(during[2].status).toBe(304);
+    });
+    await settled(f);
+  });
+});
