@@ -6,11 +6,13 @@ import { GroupId, GroupParams, ObjectIdString, mutuallyExclusive } from '../../p
 import { DEFAULT_LIMIT, page } from '../../platform/http/paging.js';
 import { Paging, PeriodQuery } from '../../platform/http/periods.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
+import { TEAM_EMBED_NOTE, TEAM_FILTER_NOTE, filterForbidden } from '../../platform/http/teams.js';
 import { DutyRecord } from '../device/schemas.js';
 import { DangerZoneBody, DangerZonePatch, DangerZoneRecord, DeviceHistoryRecord, TripEventRecord } from './schemas.js';
 import { MAX_PERIOD_DAYS, createZone, deviceHistory, getDuty, listDuties, listTripEvents, listZones, updateZone } from './service.js';
 
 const ZONE_EDITORS = ['admin', 'operator', 'regulator'] as const;
+const teamNote = `A caller limited to teams sees the duties whose driver or vehicle is in one of their teams. ${TEAM_EMBED_NOTE}`;
 const periodNote = `The period is a range of service dates (both included, YYYY-MM-DD or YYYYMMDD) of at most ${MAX_PERIOD_DAYS} days; results are paged (limit, cursor, Link header).`;
 
 export async function dutyRoutes(fastify: FastifyInstance) {
@@ -21,7 +23,8 @@ export async function dutyRoutes(fastify: FastifyInstance) {
     schema: op(
       {
         operationId: 'listDuties', summary: 'Duties actually operated over a period', tags: ['duties'], access: groupRoles(OFFICE, 'ListDutiesRoleRequired', 'read'), documents: PUBLIC,
-        description: `Duties signed on during the period, by sign-on time. With \`at\` (UNIX seconds), the duties open at that instant instead: with vehicle_id, who was driving the vehicle then. ${periodNote}`,
+        description: `Duties signed on during the period, by sign-on time. With \`at\` (UNIX seconds), the duties open at that instant instead: with vehicle_id, who was driving the vehicle then. ${periodNote}\n\n${teamNote} ${TEAM_FILTER_NOTE}`,
+        errors: { 403: filterForbidden },
       },
       {
         params: GroupParams,
@@ -46,6 +49,7 @@ export async function dutyRoutes(fastify: FastifyInstance) {
     schema: op(
       {
         operationId: 'getDuty', summary: 'A duty and the trips it covers', tags: ['duties'], access: groupRoles(OFFICE, 'GetDutyRoleRequired', 'read'), documents: PUBLIC,
+        description: teamNote,
         errors: { 404: { DutyNotFound: 'unknown duty' }, 403: { ForbiddenDifferentTeam: 'the duty\'s driver and vehicle are both outside the caller\'s teams' } },
       },
       { params: Type.Object({ group_id: GroupId, duty_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: DutyRecord } },
@@ -56,7 +60,9 @@ export async function dutyRoutes(fastify: FastifyInstance) {
     schema: op(
       {
         operationId: 'listTripEvents', summary: 'Trip events over a period', tags: ['trip-events'], access: groupRoles(OFFICE, 'ListTripEventsRoleRequired', 'read'), documents: PUBLIC,
-        description: `Events of the trips of the service dates of the period, by event time, each with the duty (driver, vehicle) it was recorded in. ${periodNote}`,
+        description: `Events of the trips of the service dates of the period, by event time, each with the duty (driver, vehicle) it was recorded in. ${periodNote}\n\n` +
+          `A caller limited to teams sees the events recorded during the duties they see (driver or vehicle in one of their teams). ${TEAM_EMBED_NOTE} ${TEAM_FILTER_NOTE}`,
+        errors: { 403: filterForbidden },
       },
       {
         params: GroupParams,
@@ -80,8 +86,10 @@ export async function dutyRoutes(fastify: FastifyInstance) {
     schema: op(
       {
         operationId: 'getDeviceHistory', summary: 'The full state of a device at an instant', tags: ['devices'], access: groupRoles(RS1, 'GetDeviceHistoryRoleRequired', 'read'), documents: PUBLIC,
-        description: 'Reconstructed from the latest snapshot at or before the bound plus the history events after it. `at` (UNIX seconds, inclusive: events of that second count) and `before_id` (a history event id, strict) are mutually exclusive; without either, the current state.',
-        errors: { 404: { DeviceNotFound: 'unknown device' } },
+        description: 'Reconstructed from the latest snapshot at or before the bound plus the history events after it. `at` (UNIX seconds, inclusive: events of that second count) and `before_id` (a history event id, strict) are mutually exclusive; without either, the current state.\n\n' +
+          'The history is seen by those who see the device record (GET devices/{device_id}): a caller limited to teams reads the devices of their teams only (a device of no team: callers with the whole group). ' +
+          'The state names who signed on by id (current_duty_id, driver_id, vehicle_id), whatever their teams.',
+        errors: { 404: { DeviceNotFound: 'unknown device' }, 403: { ForbiddenDifferentTeam: 'the device belongs to no team of the caller (or to no team, and the caller is limited to teams)' } },
       },
       {
         params: Type.Object({ group_id: GroupId, device_id: Type.String({ minLength: 1, maxLength: 128 }) }),
@@ -92,7 +100,7 @@ export async function dutyRoutes(fastify: FastifyInstance) {
         response: { 200: DeviceHistoryRecord },
       },
     ),
-  }, async (req) => deviceHistory(ctx.db, req.params.group_id, req.params.device_id, req.query));
+  }, async (req) => deviceHistory(ctx.db, req.groupScope!, req.params.device_id, req.query));
 
   app.get('/groups/:group_id/danger-zones', {
     schema: op(

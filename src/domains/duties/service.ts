@@ -14,6 +14,8 @@ import { period } from '../../platform/time.js';
 import { lastIdOfSecond, reconstruct, type ReconstructedState } from '../device/history.js';
 import type { DutyRecord } from '../device/schemas.js';
 import { formatGtfsTime } from '../gtfs/time.js';
+import { getDevice } from '../fleet/devices.js';
+import { requireVisibleRecords } from '../fleet/teams.js';
 import type { DangerZoneBody, DangerZonePatch, DangerZoneRecord, TripEventRecord } from './schemas.js';
 
 /** The longest period a non-paged read covers, and the span of paged ones. */
@@ -119,6 +121,7 @@ export interface DutyFilter {
  * sign-on time, paged.
  */
 export async function listDuties(db: Queryable, scope: GroupScope, f: DutyFilter): Promise<DutyRecord[]> {
+  await requireVisibleRecords(db, scope, f);
   const p = period(f.start_date, f.end_date, scope.timezone, MAX_PERIOD_DAYS);
   const after = decodeCursor(f.cursor, 2) as [string, string] | null;
   const at = f.at === undefined ? null : new Date(f.at * 1000);
@@ -168,6 +171,7 @@ export interface TripEventFilter {
 
 /** Trip events of the service dates of the period, by time, with the duty they were recorded in. */
 export async function listTripEvents(db: Queryable, scope: GroupScope, f: TripEventFilter): Promise<(TripEventRecord & { _key: [string, string, string] })[]> {
+  await requireVisibleRecords(db, scope, f);
   const p = period(f.start_date, f.end_date, scope.timezone, MAX_PERIOD_DAYS);
   const after = decodeCursor(f.cursor, 3) as [string, string, string] | null;
   const rows = await db.query<{
@@ -215,10 +219,14 @@ export async function listTripEvents(db: Queryable, scope: GroupScope, f: TripEv
   }));
 }
 
-/** spec: GET devices/{device_id}/history: at (inclusive, whole seconds) or before_id (strict). */
-export async function deviceHistory(db: Queryable, groupId: string, deviceId: string, q: { at?: number | undefined; before_id?: string | undefined }): Promise<ReconstructedState> {
-  const known = await db.query('SELECT 1 FROM devices WHERE group_id = $1 AND device_id = $2', [groupId, deviceId]);
-  if (known.length === 0) throw errors.notFound('DeviceNotFound', `No device ${JSON.stringify(deviceId)} in the group`);
+/**
+ * spec: GET devices/{device_id}/history: at (inclusive, whole seconds) or before_id (strict). The
+ * history is the device's: seen by whoever sees the device record (404 DeviceNotFound, 403
+ * ForbiddenDifferentTeam as GET devices/{device_id}).
+ */
+export async function deviceHistory(db: Queryable, scope: GroupScope, deviceId: string, q: { at?: number | undefined; before_id?: string | undefined }): Promise<ReconstructedState> {
+  await getDevice(db, scope, deviceId);
+  const groupId = scope.groupId;
   const bound = q.at !== undefined ? { upTo: lastIdOfSecond(q.at) } : q.before_id !== undefined ? { before: q.before_id.toLowerCase() } : null;
   return reconstruct(db, groupId, deviceId, bound);
 }

@@ -38,7 +38,7 @@ export async function liveMapRoutes(fastify: FastifyInstance) {
         access: groupRoles(OFFICE, 'LiveMapRoleRequired', 'read'), documents: INTERNAL,
         description: [
           'A snapshot for the live network page, which then follows the live stream (events/op/subscribe): each duty signed on in the last 36 hours and not signed off, with the device\'s latest position (event time), the trip that position names, and the delay at the trip\'s last stop event (its time minus the scheduled time of that stop in the GTFS in force: departure time for a departure, arrival time otherwise).',
-          'Team scope: a duty is listed when its vehicle\'s or its driver\'s teams meet the caller\'s.',
+          'Team scope: a duty is listed when its vehicle\'s or its driver\'s teams meet the caller\'s; the other of the two, when the caller does not see it, by id only (`driver_name` or `fleet_number` null).',
         ].join('\n\n'),
       },
       { params: GroupParams, response: { 200: Type.Array(VehicleOnDuty) } },

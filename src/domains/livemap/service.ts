@@ -59,11 +59,13 @@ const scheduleCache = new Map<string, ScheduledStopTime[]>();
 /**
  * The vehicles on duty now (a duty signed on in the last two service days and not signed off),
  * with their last position and, when they run a trip, the delay at its last stop event.
- * Team scope: a duty is visible when its vehicle's or its driver's teams meet the caller's.
+ * Team scope: a duty is visible when its vehicle's or its driver's teams meet the caller's; the
+ * other of the two, when of another team, is named by id only (no driver name, no fleet number).
  */
 export async function vehiclesOnDuty(db: Queryable, scope: GroupScope, now: Date): Promise<VehicleOnDuty[]> {
   const rows = await db.query<DutyRow>(
-    `SELECT d.duty_id, d.device_id, d.driver_id, dr.driver_name, d.vehicle_id, v.fleet_number, d.signed_on_at,
+    `SELECT d.duty_id, d.device_id, d.driver_id, CASE WHEN ${teamsVisibleSql('dr.teams', 3)} THEN dr.driver_name END AS driver_name,
+            d.vehicle_id, CASE WHEN ${teamsVisibleSql('v.teams', 3)} THEN v.fleet_number END AS fleet_number, d.signed_on_at,
             l.lat, l.lon, l.bearing, l.speed_kmh, l.position_at, l.trip_id, to_char(l.service_date, 'YYYY-MM-DD') AS service_date, l.start_time
      FROM duties d
      LEFT JOIN device_latest l ON l.group_id = d.group_id AND l.device_id = d.device_id

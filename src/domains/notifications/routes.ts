@@ -27,7 +27,12 @@ export async function notificationRoutes(fastify: FastifyInstance) {
 
   app.get('/groups/:group_id/notifications/sms-count', {
     schema: op(
-      { operationId: 'getSmsCount', summary: 'How many SMS notifications were sent', description: 'Counts the SMS recorded by POST notifications/sms in a month of the group\'s time zone (every month without period), for a device and a GTFS version when given.', tags: ['notifications', 'stats'], access: groupRoles(RS1, 'GetSmsCountRoleRequired', 'read'), documents: PUBLIC },
+      {
+        operationId: 'getSmsCount', summary: 'How many SMS notifications were sent', tags: ['notifications', 'stats'], access: groupRoles(RS1, 'GetSmsCountRoleRequired', 'read'), documents: PUBLIC,
+        description: 'Counts the SMS recorded by POST notifications/sms in a month of the group\'s time zone (every month without period), for a device and a GTFS version when given. ' +
+          'A caller limited to teams counts the SMS of their teams\' devices only; a device_id outside their teams answers 403 `ForbiddenDifferentTeam`, as reading that device does.',
+        errors: { 403: { ForbiddenDifferentTeam: 'the device_id names a device of no team of the caller' } },
+      },
       {
         params: GroupParams,
         querystring: Type.Object({

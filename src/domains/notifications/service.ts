@@ -10,6 +10,7 @@ import { HttpError, invalid } from '../../platform/http/errors.js';
 import { forbiddenDifferentTeam, teamParam, teamsVisible } from '../../platform/http/teams.js';
 import { objectId } from '../../platform/ids.js';
 import { deviceTeams } from '../fleet/devices.js';
+import { requireVisibleRecords } from '../fleet/teams.js';
 import type { SmsBody, SmsCount, SmsRecord } from './schemas.js';
 import { transportFor, type SmsTransport } from './transport.js';
 
@@ -69,9 +70,10 @@ export async function sendSms(ctx: AppContext, scope: GroupScope, input: SmsBody
 /**
  * spec: GET notifications/sms-count: SMS sent in a month of the group's time zone (all months
  * without period), for a device and a GTFS version when given. A caller limited to teams counts
- * the SMS of their teams' devices only.
+ * the SMS of their teams' devices only, and names only those devices (403 ForbiddenDifferentTeam).
  */
 export async function countSms(db: Queryable, scope: GroupScope, q: { period?: string | undefined; device_id?: string | undefined; gtfs_id?: string | undefined }): Promise<SmsCount> {
+  await requireVisibleRecords(db, scope, { device_id: q.device_id });
   const rows = await db.query<{ count: number; failed: number }>(
     `SELECT count(*) FILTER (WHERE n.status = 'sent') AS count, count(*) FILTER (WHERE n.status = 'failed') AS failed
      FROM sms_notifications n

@@ -11,6 +11,8 @@ import { isoDate } from '../../platform/http/params.js';
 import { CsvFormatError, readCsv } from '../../platform/csv.js';
 import { tripsOnServiceDate, routesOf, type ScheduledTrip } from '../gtfs/service-days.js';
 import { formatGtfsTime, gtfsSeconds } from '../gtfs/time.js';
+import { teamParam, teamsVisibleSql } from '../../platform/http/teams.js';
+import { requireVisibleRecords } from '../fleet/teams.js';
 import { CSV_COLUMNS, MAX_ASSIGNMENTS, type Assignment, type PlanningRecord } from './schemas.js';
 
 interface Located extends Assignment {
@@ -166,7 +168,7 @@ export async function putPlanning(ctx: AppContext, scope: GroupScope, assignment
       );
     }
   });
-  return records(ctx.db, g, resolved.map((r) => ({ ...r, filename, updated_at: now })));
+  return records(ctx.db, scope, resolved.map((r) => ({ ...r, filename, updated_at: now })));
 }
 
 interface Detail {
@@ -175,14 +177,19 @@ interface Detail {
   routes: Map<string, string | null>;
 }
 
-async function details(db: Queryable, groupId: string, rows: { vehicle_id: string | null; driver_id: string | null; gtfsId: string; trip: ScheduledTrip }[]): Promise<Detail> {
+/**
+ * The details of the vehicles and drivers named, for those the caller sees: an assignment of their
+ * teams may name a vehicle or driver of another team, by id only (platform/http/teams.ts).
+ */
+async function details(db: Queryable, scope: GroupScope, rows: { vehicle_id: string | null; driver_id: string | null; gtfsId: string; trip: ScheduledTrip }[]): Promise<Detail> {
+  const groupId = scope.groupId;
   const v = await db.query<{ vehicle_id: string; license_plate: string; fleet_number: string }>(
-    'SELECT vehicle_id, license_plate, fleet_number FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2)',
-    [groupId, [...new Set(rows.flatMap((r) => (r.vehicle_id ? [r.vehicle_id] : [])))]],
+    `SELECT vehicle_id, license_plate, fleet_number FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2) AND ${teamsVisibleSql('teams', 3)}`,
+    [groupId, [...new Set(rows.flatMap((r) => (r.vehicle_id ? [r.vehicle_id] : [])))], teamParam(scope)],
   );
   const d = await db.query<{ driver_id: string; staff_number: string; driver_name: string }>(
-    'SELECT driver_id, staff_number, driver_name FROM drivers WHERE group_id = $1 AND driver_id = ANY($2)',
-    [groupId, [...new Set(rows.flatMap((r) => (r.driver_id ? [r.driver_id] : [])))]],
+    `SELECT driver_id, staff_number, driver_name FROM drivers WHERE group_id = $1 AND driver_id = ANY($2) AND ${teamsVisibleSql('teams', 3)}`,
+    [groupId, [...new Set(rows.flatMap((r) => (r.driver_id ? [r.driver_id] : [])))], teamParam(scope)],
   );
   const routes = new Map<string, string | null>();
   for (const gtfsId of new Set(rows.map((r) => r.gtfsId))) {
@@ -191,8 +198,8 @@ async function details(db: Queryable, groupId: string, rows: { vehicle_id: strin
   return { vehicles: new Map(v.map((x) => [x.vehicle_id, x])), drivers: new Map(d.map((x) => [x.driver_id, x])), routes };
 }
 
-async function records(db: Queryable, groupId: string, rows: (Resolved & { filename: string | null; updated_at: Date })[]): Promise<PlanningRecord[]> {
-  const d = await details(db, groupId, rows);
+async function records(db: Queryable, scope: GroupScope, rows: (Resolved & { filename: string | null; updated_at: Date })[]): Promise<PlanningRecord[]> {
+  const d = await details(db, scope, rows);
   return rows
     .map((r) => ({
       trip_id: r.trip.trip_id,
@@ -226,6 +233,7 @@ async function records(db: Queryable, groupId: string, rows: (Resolved & { filen
  * their account is linked to; none when it is linked to none).
  */
 export async function getPlanning(db: Queryable, scope: GroupScope, q: { date: string; driver_id?: string | undefined; vehicle_id?: string | undefined }): Promise<PlanningRecord[]> {
+  await requireVisibleRecords(db, scope, q);
   const date = isoDate(q.date);
   const ownDriver = scope.role === 'driver' ? (scope.driverId ?? '') : null;
   const rows = await db.query<{ trip_id: string; start_time: number; gtfs_id: string; vehicle_id: string | null; driver_id: string | null; filename: string | null; updated_at: Date }>(
@@ -247,5 +255,5 @@ export async function getPlanning(db: Queryable, scope: GroupScope, q: { date: s
       if (trip) resolved.push({ service_date: date, trip, gtfsId, vehicle_id: r.vehicle_id, driver_id: r.driver_id, filename: r.filename, updated_at: r.updated_at });
     }
   }
-  return records(db, scope.groupId, resolved);
+  return records(db, scope, resolved);
 }

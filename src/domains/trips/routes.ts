@@ -88,7 +88,8 @@ export async function tripRoutes(fastify: FastifyInstance) {
           '`merge=true` merges the trip updates into the stop list `delay`: added stops appear in place with status `added`, moved stops carry `moved_to`. Without it, `delay` lists the scheduled stops only (updates show as stop statuses).',
           '`problems` is an object keyed by problem (empty: nothing to look at): `no_sign_on` (nothing recorded for a trip planned or over), `different_vehicle` / `different_driver` (recorded against planning), ' +
             `\`vehicle_change\` (several vehicles), \`missing_stops\`, \`gps_unreliable\` (unreliable_km above ${GPS_UNRELIABLE_SHARE * 100} % of vk), \`off_itinerary\`, \`operated_while_cancelled\`.`,
-          'A caller limited to teams reads a trip operated (else planned) with a vehicle or driver of their teams, or with none known; otherwise 403 ForbiddenDifferentTeam.',
+          'A caller limited to teams reads a trip operated (else planned) with a vehicle or driver of their teams, or with none known; otherwise 403 ForbiddenDifferentTeam. ' +
+            'The vehicles, drivers and devices of such a trip that the caller does not see (another team\'s; a device of no team) are named by id only: their other fields are null.',
           'Frequency-based trips: tracking is kept per trip_id and date; the instance shown is the one whose start time the reports name (else the first).',
           DEFINITIONS,
         ].join('\n\n'),

@@ -6,7 +6,7 @@
 import type { Db } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors } from '../../platform/http/errors.js';
-import { forbiddenDifferentTeam } from '../../platform/http/teams.js';
+import { forbiddenDifferentTeam, teamParam, teamVisibleSql, teamsVisibleSql } from '../../platform/http/teams.js';
 import { routesOf, tripShape, tripStopTimes, tripsOnServiceDate, type ScheduledTrip } from '../gtfs/service-days.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
@@ -105,10 +105,24 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
     tk = kilometres(line, []).tk;
   }
 
+  // A trip the caller sees may have been run with vehicles, drivers or devices of other teams: named by id only, details null.
+  const teams = teamParam(scope);
+  const seen = teamsVisibleSql('teams', 3);
+  const seenDevice = teamVisibleSql('team_id', 3);
   const [vehicles, drivers, devices, gtfs, runs] = await Promise.all([
-    db.query<Named>('SELECT vehicle_id AS id, fleet_number, license_plate, teams FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2)', [groupId, tracking.vehicle_ids]),
-    db.query<Named>('SELECT driver_id AS id, driver_name, staff_number, teams FROM drivers WHERE group_id = $1 AND driver_id = ANY($2)', [groupId, tracking.driver_ids]),
-    db.query<Named>('SELECT device_id AS id, label FROM devices WHERE group_id = $1 AND device_id = ANY($2)', [groupId, tracking.device_ids]),
+    db.query<Named>(
+      `SELECT vehicle_id AS id, CASE WHEN ${seen} THEN fleet_number END AS fleet_number, CASE WHEN ${seen} THEN license_plate END AS license_plate,
+              CASE WHEN ${seen} THEN teams END AS teams
+       FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2)`,
+      [groupId, tracking.vehicle_ids, teams],
+    ),
+    db.query<Named>(
+      `SELECT driver_id AS id, CASE WHEN ${seen} THEN driver_name END AS driver_name, CASE WHEN ${seen} THEN staff_number END AS staff_number,
+              CASE WHEN ${seen} THEN teams END AS teams
+       FROM drivers WHERE group_id = $1 AND driver_id = ANY($2)`,
+      [groupId, tracking.driver_ids, teams],
+    ),
+    db.query<Named>(`SELECT device_id AS id, CASE WHEN ${seenDevice} THEN label END AS label FROM devices WHERE group_id = $1 AND device_id = ANY($2)`, [groupId, tracking.device_ids, teams]),
     day.gtfsId
       ? db.query<{ id: string; name: string; publication_date: Date | null }>(
           `SELECT v.gtfs_id AS id, v.name, (SELECT min(p.published_at) FROM gtfs_publications p WHERE p.group_id = v.group_id AND p.gtfs_id = v.gtfs_id) AS publication_date
