@@ -6,7 +6,7 @@ import { GroupId, GroupParams, ObjectIdString, mutuallyExclusive } from '../../p
 import { DEFAULT_LIMIT, page } from '../../platform/http/paging.js';
 import { Paging, PeriodQuery } from '../../platform/http/periods.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
-import { TEAM_EMBED_NOTE, TEAM_FILTER_NOTE, filterForbidden } from '../../platform/http/teams.js';
+import { TEAM_EMBED_NOTE, TEAM_FILTER_NOTE } from '../../platform/http/teams.js';
 import { DutyRecord } from '../device/schemas.js';
 import { DangerZoneBody, DangerZonePatch, DangerZoneRecord, DeviceHistoryRecord, TripEventRecord } from './schemas.js';
 import { MAX_PERIOD_DAYS, createZone, deviceHistory, getDuty, listDuties, listTripEvents, listZones, updateZone } from './service.js';
@@ -24,7 +24,6 @@ export async function dutyRoutes(fastify: FastifyInstance) {
       {
         operationId: 'listDuties', summary: 'Duties actually operated over a period', tags: ['duties'], access: groupRoles(OFFICE, 'ListDutiesRoleRequired', 'read'), documents: PUBLIC,
         description: `Duties signed on during the period, by sign-on time. With \`at\` (UNIX seconds), the duties open at that instant instead: with vehicle_id, who was driving the vehicle then. ${periodNote}\n\n${teamNote} ${TEAM_FILTER_NOTE}`,
-        errors: { 403: filterForbidden },
       },
       {
         params: GroupParams,
@@ -62,7 +61,6 @@ export async function dutyRoutes(fastify: FastifyInstance) {
         operationId: 'listTripEvents', summary: 'Trip events over a period', tags: ['trip-events'], access: groupRoles(OFFICE, 'ListTripEventsRoleRequired', 'read'), documents: PUBLIC,
         description: `Events of the trips of the service dates of the period, by event time, each with the duty (driver, vehicle) it was recorded in. ${periodNote}\n\n` +
           `A caller limited to teams sees the events recorded during the duties they see (driver or vehicle in one of their teams). ${TEAM_EMBED_NOTE} ${TEAM_FILTER_NOTE}`,
-        errors: { 403: filterForbidden },
       },
       {
         params: GroupParams,

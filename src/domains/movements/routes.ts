@@ -5,13 +5,15 @@ import { OFFICE, groupRoles } from '../../platform/http/access.js';
 import { DateEither, GroupId, GroupParams } from '../../platform/http/params.js';
 import { PeriodQuery } from '../../platform/http/periods.js';
 import { PUBLIC, op } from '../../platform/http/route.js';
+import { TEAM_EMBED_NOTE } from '../../platform/http/teams.js';
 import { MAX_MOVEMENT_PERIOD_DAYS, VehicleMovementRecord, anyMovement, getMovement, movementsOfDate, movementsOfPeriod } from './service.js';
 
 const access = (name: string) => groupRoles(OFFICE, `${name}RoleRequired`, 'read');
 const BlockParams = Type.Object({ group_id: GroupId, block_id: Type.String({ minLength: 1, maxLength: 255 }) });
 const DateQuery = Type.Object({ date: DateEither('The service date (YYYY-MM-DD or YYYYMMDD).') });
 const List = Type.Array(VehicleMovementRecord);
-const bothSpellings = 'Both spellings are served: vehicle-movements (hyphen) and vehicle_movements (underscore).';
+const teamNote = `A caller limited to teams sees the movements made during the duties they see (driver or vehicle in one of their teams); a block belongs to no team, its movements are filtered so. ${TEAM_EMBED_NOTE}`;
+const bothSpellings = `Both spellings are served: vehicle-movements (hyphen) and vehicle_movements (underscore).\n\n${teamNote}`;
 
 /** spec: the vehicle movement paths appear hyphenated and underscored; both are served. */
 export async function movementRoutes(fastify: FastifyInstance) {
@@ -31,7 +33,7 @@ export async function movementRoutes(fastify: FastifyInstance) {
 
   app.get('/groups/:group_id/vehicle-movements', {
     schema: op(
-      { operationId: 'listVehicleMovements', summary: 'All movements outside commercial service of a day', tags: ['vehicle-movements'], access: access('ListVehicleMovements'), documents: PUBLIC },
+      { operationId: 'listVehicleMovements', summary: 'All movements outside commercial service of a day', description: teamNote, tags: ['vehicle-movements'], access: access('ListVehicleMovements'), documents: PUBLIC },
       { params: GroupParams, querystring: DateQuery, response: { 200: List } },
     ),
   }, async (req) => movementsOfDate(ctx.db, req.groupScope!, req.query.date));
@@ -49,7 +51,7 @@ export async function movementRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/vehicle-movements/:vehicle_movement_id', {
     schema: op(
       {
-        operationId: 'getVehicleMovement', summary: 'One vehicle movement', tags: ['vehicle-movements'], access: access('GetVehicleMovement'), documents: PUBLIC,
+        operationId: 'getVehicleMovement', summary: 'One vehicle movement', tags: ['vehicle-movements'], access: access('GetVehicleMovement'), documents: PUBLIC, description: teamNote,
         errors: { 404: { VehicleMovementNotFound: 'unknown movement' }, 403: { ForbiddenDifferentTeam: 'the movement belongs to other teams' } },
       },
       { params: Type.Object({ group_id: GroupId, vehicle_movement_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: VehicleMovementRecord } },
@@ -60,7 +62,7 @@ export async function movementRoutes(fastify: FastifyInstance) {
     schema: op(
       {
         operationId: 'listVehicleMovementsOverPeriod', summary: 'Vehicle movements over a period', tags: ['vehicle-movements'], access: access('ListVehicleMovementsOverPeriod'), documents: PUBLIC,
-        description: `Service dates from start_date to end_date, both included, at most ${MAX_MOVEMENT_PERIOD_DAYS} days (not paged).`,
+        description: `Service dates from start_date to end_date, both included, at most ${MAX_MOVEMENT_PERIOD_DAYS} days (not paged).\n\n${teamNote}`,
       },
       { params: GroupParams, querystring: Type.Object({ ...PeriodQuery }), response: { 200: List } },
     ),

@@ -10,7 +10,6 @@ import { HttpError, invalid } from '../../platform/http/errors.js';
 import { forbiddenDifferentTeam, teamParam, teamsVisible } from '../../platform/http/teams.js';
 import { objectId } from '../../platform/ids.js';
 import { deviceTeams } from '../fleet/devices.js';
-import { requireVisibleRecords } from '../fleet/teams.js';
 import type { SmsBody, SmsCount, SmsRecord } from './schemas.js';
 import { transportFor, type SmsTransport } from './transport.js';
 
@@ -73,7 +72,11 @@ export async function sendSms(ctx: AppContext, scope: GroupScope, input: SmsBody
  * the SMS of their teams' devices only, and names only those devices (403 ForbiddenDifferentTeam).
  */
 export async function countSms(db: Queryable, scope: GroupScope, q: { period?: string | undefined; device_id?: string | undefined; gtfs_id?: string | undefined }): Promise<SmsCount> {
-  await requireVisibleRecords(db, scope, { device_id: q.device_id });
+  if (q.device_id !== undefined && scope.teams !== null) {
+    // SMS are seen through their device: a count keyed by a device reads that device's data.
+    const teams = await deviceTeams(db, scope.groupId, q.device_id);
+    if (teams !== null && !teamsVisible(scope, teams)) throw forbiddenDifferentTeam(`Device ${q.device_id}`);
+  }
   const rows = await db.query<{ count: number; failed: number }>(
     `SELECT count(*) FILTER (WHERE n.status = 'sent') AS count, count(*) FILTER (WHERE n.status = 'failed') AS failed
      FROM sms_notifications n

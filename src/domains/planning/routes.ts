@@ -6,7 +6,7 @@ import { invalid } from '../../platform/http/errors.js';
 import { Date8, GroupParams, ObjectIdString, StringEnum } from '../../platform/http/params.js';
 import { PUBLIC, op } from '../../platform/http/route.js';
 import { REPORT_TABLES, TRACKING_TABLES } from '../../platform/http/read-cache.js';
-import { TEAM_FILTER_NOTE, filterForbidden } from '../../platform/http/teams.js';
+import { TEAM_FILTER_NOTE } from '../../platform/http/teams.js';
 import { Assignment, CSV_COLUMNS, MAX_ASSIGNMENTS, PlanningRecord } from './schemas.js';
 import { assignmentsFromCsv, getPlanning, locate, putPlanning } from './service.js';
 
@@ -25,7 +25,6 @@ export async function planningRoutes(fastify: FastifyInstance) {
         cache: { except: [...REPORT_TABLES, ...TRACKING_TABLES, 'duties'] },
         description: 'Each record carries what a client needs to compare the planning with the duties of the same date: trip, scheduled times, route, block, vehicle, driver. Filtered by the caller\'s teams (through the vehicle and the driver); a driver sees only their own assignments (the driver record the account is linked to).\n\n' +
           `An assignment of the caller's teams may name a vehicle or driver of another team: by id only (license_plate, fleet_number, staff_number and driver_name null). ${TEAM_FILTER_NOTE}`,
-        errors: { 403: filterForbidden },
       },
       {
         params: GroupParams,

@@ -44,9 +44,8 @@ export function requireWritableTeams(scope: Scope, teams: readonly (string | nul
   }
 }
 
-/** The rules of reads keyed by another record, and of records naming others (for operation descriptions). */
+/** The rules of list filters and of records naming others, for operation descriptions. */
 export const TEAM_FILTER_NOTE =
-  'A filter naming a driver, vehicle or device outside the caller\'s teams answers 403 `ForbiddenDifferentTeam`, as reading that record does; an unknown one keeps nothing.';
+  'A filter only narrows what the caller sees: filtering by a driver, vehicle or device of another team keeps the records of the caller\'s teams that name it.';
 export const TEAM_EMBED_NOTE =
   'A record the caller sees names the drivers, vehicles and devices it involves by id whatever their teams; their details (names, staff and fleet numbers, plates, labels, teams) only when the caller sees those records too.';
-export const filterForbidden = { ForbiddenDifferentTeam: 'a driver, vehicle or device named in the query belongs to no team of the caller' };
