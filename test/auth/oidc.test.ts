@@ -120,7 +120,9 @@ describe('OpenID Connect', () => {
     expect(await checkOidcDomain('metadata.internal', false)).toContain('public host name');
     expect(await checkOidcDomain('localhost', true)).toBeNull();
     for (const ip of ['10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '127.0.0.1', '::1', 'fd00::1', '::ffff:10.0.0.1']) expect(isPrivateAddress(ip), ip).toBe(true);
-    for (const ip of ['8.8.8.8', '151.101.1.1', '2001:4860::8888']) expect(isPrivateAddress(ip), ip).toBe(false);
+    // The whole of each range and its other spellings (fe80::/10 is not only fe80::, ::ffff:7f00:1 is 127.0.0.1).
+    for (const ip of ['0.0.0.0', '100.64.0.1', '255.255.255.255', '::', 'fe90::1', 'febf::1', 'fec0::1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', 'not an address']) expect(isPrivateAddress(ip), ip).toBe(true);
+    for (const ip of ['8.8.8.8', '151.101.1.1', '2001:4860::8888', '172.32.0.1', '::ffff:8.8.8.8']) expect(isPrivateAddress(ip), ip).toBe(false);
   });
 });
 

@@ -8,7 +8,7 @@ import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { createRemoteJWKSet, customFetch, decodeJwt, jwtVerify, type FetchImplementation, type JWTPayload } from 'jose';
 import type { Config } from '../../config.js';
 
@@ -159,12 +159,19 @@ export function jwksFetch(allowPrivate: boolean, resolve?: ResolveAll): FetchImp
   });
 }
 
+/** Where a server must not be sent: RFC 6890 special-purpose ranges that reach inside a network. */
+const INTERNAL_RANGES = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) INTERNAL_RANGES.addSubnet(net, prefix, 'ipv4');
+// ::/96 holds :: and ::1 (and the deprecated IPv4-compatible form); IPv4-mapped ::ffff:a.b.c.d is
+// matched against the IPv4 ranges by BlockList itself.
+for (const [net, prefix] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) INTERNAL_RANGES.addSubnet(net, prefix, 'ipv6');
+
+/** Private, loopback, link-local and other internal addresses; anything that is not an IP address counts as one. */
 export function isPrivateAddress(ip: string): boolean {
-  if (isIP(ip) === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224;
-  }
-  const v = ip.toLowerCase();
-  if (v.startsWith('::ffff:')) return isPrivateAddress(v.slice(7));
-  return v === '::1' || v === '::' || v.startsWith('fc') || v.startsWith('fd') || v.startsWith('fe80') || v.startsWith('ff');
+  const family = isIP(ip);
+  if (family === 0) return true;
+  return INTERNAL_RANGES.check(ip, family === 4 ? 'ipv4' : 'ipv6');
 }
