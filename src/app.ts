@@ -15,14 +15,14 @@ import { systemClock, type Clock } from './platform/clock.js';
 import type { AppContext, RouteEntry } from './platform/context.js';
 import type { Access } from './platform/http/access.js';
 import type { Db } from './platform/db/index.js';
-import { HttpError, ValidationError } from './platform/http/errors.js';
+import { HttpError, ValidationError, listedIssues } from './platform/http/errors.js';
 import { metricsPlugin } from './platform/http/metrics.js';
 import { securityPlugin } from './platform/http/security.js';
 import { DOCUMENTS, VERSIONS, documentBuilder, swaggerOptions, type Version } from './platform/http/openapi.js';
 import { ajvFormats } from './platform/http/params.js';
 import type { Document } from './platform/http/route.js';
 import { readCachePlugin } from './platform/http/read-cache.js';
-import { findNul, toIssues } from './platform/http/validation.js';
+import { MAX_JSON_DEPTH, findNul, nestsTooDeep, toIssues } from './platform/http/validation.js';
 import { objectId } from './platform/ids.js';
 import { apiDomains, rootDomains } from './domains/index.js';
 import { authHook } from './domains/auth/hook.js';
@@ -74,11 +74,12 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
     ajv: {
       customOptions: { allErrors: true, verbose: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
       plugins: [
+        [addFormats as never, { mode: 'full' }],
+        // After ajv-formats: its `date` and `date-time` are replaced by ours (bounded years).
         ((ajv: { addFormat: (name: string, f: (s: string) => boolean) => unknown }) => {
           for (const [name, f] of Object.entries(ajvFormats)) ajv.addFormat(name, f);
           return ajv;
         }) as never,
-        [addFormats as never, { mode: 'full' }],
       ],
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -106,9 +107,9 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
 
   app.setErrorHandler((error: FastifyError | HttpError | ValidationError, req, reply) => {
     if ('validation' in error && error.validation) {
-      return reply.status(422).send({ detail: toIssues(error.validation, error.validationContext) });
+      return reply.status(422).send({ detail: listedIssues(toIssues(error.validation, error.validationContext)) });
     }
-    if (error instanceof ValidationError) return reply.status(422).send({ detail: error.issues });
+    if (error instanceof ValidationError) return reply.status(422).send({ detail: listedIssues(error.issues) });
     if (error instanceof HttpError) {
       if (error.status >= 500 && error.status !== 501 && error.status !== 503) req.log.error({ err: error }, 'server error');
       return reply.status(error.status).headers(error.headers).send(error.body());
@@ -137,6 +138,13 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', authHook);
   readCachePlugin(app);
   await app.register(formbody);
+  // Fastify's JSON parser, behind a bound on nesting (issue #15).
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (nestsTooDeep(body as string)) return done(new ValidationError([{ loc: ['body'], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_invalid' }]), undefined);
+    json(req, body as string, done);
+  });
   // CSV request bodies (imports, planning files) arrive as text; each route reads them with readCsv.
   app.addContentTypeParser('text/csv', { parseAs: 'string' }, (_req, body, done) => done(null, body));
   await app.register(swagger, swaggerOptions('v4') as never);

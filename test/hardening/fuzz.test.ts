@@ -55,8 +55,15 @@ afterAll(async () => t?.close());
 const junkString = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.constantFrom('', ' ', '0', '-1', '1e309', 'null', 'true', '../../etc/passwd', "' OR 1=1 --", '%00', '\u0000', '😀', 'a'.repeat(300), '2026-02-30', '20261399', '=cmd|x'),
+  // Dates and instants out of range (issue #15: year 0000 reached the database).
+  fc.constantFrom('0000-01-01', '00000101', '0000-01', '10000-01-01', '100000101', '0000-01-01T00:00:00Z', '2026-02-30T08:00:00Z', '2026-03-15T08:00:00Z[Europe/Paris]', '99999999999999', '-62167219200'),
 );
-const junk: fc.Arbitrary<unknown> = fc.oneof(junkString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { maxKeys: 3 }));
+/** A list nested `depth` times (issue #15: a deeply nested body answered 500). */
+const nested = (depth: number): unknown => (depth === 0 ? [] : [nested(depth - 1)]);
+const junk: fc.Arbitrary<unknown> = fc.oneof(
+  junkString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { maxKeys: 3 }),
+  fc.constantFrom(nested(40), { items: nested(40) }),
+);
 
 /** Values a schema accepts (as far as a generator can tell), sometimes ids that exist. */
 function valid(s: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {

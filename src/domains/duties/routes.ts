@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { OFFICE, RS1, RS6, groupRoles } from '../../platform/http/access.js';
-import { GroupId, GroupParams, ObjectIdString, mutuallyExclusive } from '../../platform/http/params.js';
+import { GroupId, GroupParams, ObjectIdString, UnixSeconds, mutuallyExclusive } from '../../platform/http/params.js';
 import { DEFAULT_LIMIT, page } from '../../platform/http/paging.js';
 import { Paging, PeriodQuery } from '../../platform/http/periods.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
@@ -32,7 +32,7 @@ export async function dutyRoutes(fastify: FastifyInstance) {
           driver_id: Type.Optional(ObjectIdString('Keep this driver\'s duties')),
           vehicle_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
           device_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-          at: Type.Optional(Type.Integer({ minimum: 0, description: 'Keep duties open at this instant (UNIX seconds): with vehicle_id, who was driving the vehicle then.' })),
+          at: Type.Optional(UnixSeconds('Keep duties open at this instant: with vehicle_id, who was driving the vehicle then')),
           ...Paging,
         }),
         response: { 200: Type.Array(DutyRecord) },
@@ -92,7 +92,7 @@ export async function dutyRoutes(fastify: FastifyInstance) {
       {
         params: Type.Object({ group_id: GroupId, device_id: Type.String({ minLength: 1, maxLength: 128 }) }),
         querystring: Type.Object({
-          at: Type.Optional(Type.Integer({ minimum: 0, description: 'UNIX seconds, inclusive upper bound.' })),
+          at: Type.Optional(UnixSeconds('Inclusive upper bound')),
           before_id: Type.Optional(ObjectIdString('A history event id, strict upper bound')),
         }, mutuallyExclusive('at', 'before_id')),
         response: { 200: DeviceHistoryRecord },

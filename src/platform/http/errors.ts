@@ -35,9 +35,44 @@ export interface ValidationIssue {
 export class ValidationError extends Error {
   readonly status = 422;
   constructor(readonly issues: ValidationIssue[]) {
-    super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+    // The first issues only: a file can have hundreds of thousands.
+    super(issues.slice(0, 10).map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ') + (issues.length > 10 ? `; and ${issues.length - 10} more` : ''));
     this.name = 'ValidationError';
   }
+}
+
+/** At most this many issues are listed in one 422; a last item says how many more there were. */
+export const MAX_LISTED_ISSUES = 1000;
+/** An input longer than this is cut in the 422 (its length said); a larger object or list is left out. */
+const MAX_INPUT_CHARS = 200;
+
+/**
+ * The issues of a 422 as sent: bounded in number and size, and always serialisable (issue #15: a
+ * 1,000,000-column CSV header answered 174 MB; a deeply nested body echoed as `input` could not
+ * be serialised and answered 500).
+ */
+export function listedIssues(issues: readonly ValidationIssue[]): ValidationIssue[] {
+  const listed = issues.slice(0, MAX_LISTED_ISSUES).map(bounded);
+  if (issues.length > MAX_LISTED_ISSUES) {
+    listed.push({ loc: [issues[0]!.loc[0] ?? 'body'], msg: `${issues.length - MAX_LISTED_ISSUES} more problems are not listed`, type: 'too_many_errors' });
+  }
+  return listed;
+}
+
+const cut = (s: string) => (s.length <= MAX_INPUT_CHARS ? s : `${s.slice(0, MAX_INPUT_CHARS)}… (${s.length} characters)`);
+
+function bounded(issue: ValidationIssue): ValidationIssue {
+  const loc = issue.loc.map((l) => (typeof l === 'string' ? cut(l) : l));
+  const { input, ...rest } = issue;
+  if (input === undefined || input === null || typeof input === 'number' || typeof input === 'boolean') return { ...issue, loc };
+  if (typeof input === 'string') return { ...rest, loc, input: cut(input) };
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(input);
+  } catch {
+    // Too deep to write (or a cycle): left out.
+  }
+  return text !== undefined && text.length <= MAX_INPUT_CHARS ? { ...issue, loc } : { ...rest, loc };
 }
 
 export const invalid = (loc: (string | number)[], msg: string, type = 'value_error', input?: unknown) =>

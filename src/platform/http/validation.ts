@@ -4,6 +4,7 @@
  */
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { ValidationIssue } from './errors.js';
+import { FORMAT_HINTS } from './params.js';
 
 const CONTEXT: Record<string, string> = { querystring: 'query', params: 'path', body: 'body', headers: 'header' };
 
@@ -45,8 +46,10 @@ function toIssue(e: FastifySchemaValidationError, where: string): ValidationIssu
       return { loc: [...loc, String(params['additionalProperty'])], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' };
     case 'pattern':
       return withInput({ loc, msg: `String should match pattern '${String(params['pattern'])}'`, type: 'string_pattern_mismatch' });
-    case 'format':
-      return withInput({ loc, msg: `Input should be a valid ${String(params['format'])}`, type: 'value_error' });
+    case 'format': {
+      const format = String(params['format']);
+      return withInput({ loc, msg: `Input should be a valid ${FORMAT_HINTS[format] ?? format}`, type: 'value_error' });
+    }
     case 'minLength':
       return withInput({ loc, msg: `String should have at least ${String(params['limit'])} characters`, type: 'string_too_short' });
     case 'maxLength':
@@ -99,6 +102,32 @@ function toIssue(e: FastifySchemaValidationError, where: string): ValidationIssu
 }
 
 /**
+ * How deeply a JSON body may nest (objects and lists): the deepest body of the API is a few
+ * levels; a body of 20,000 nested lists made the validation error unserialisable (issue #15).
+ * Also the depth findNul looks into.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/** Whether JSON text nests deeper than MAX_JSON_DEPTH; one pass over the text, before parsing. */
+export function nestsTooDeep(text: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: skip to its closing quote, over escaped characters.
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === 92) i++;
+        else if (s === 34) break;
+      }
+    } else if (c === 123 || c === 91) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+/**
  * PostgreSQL text cannot hold the NUL character: a value carrying one would fail in the database.
  * It is refused up front, as a validation error naming where it is (path, query or body).
  */
@@ -110,7 +139,7 @@ export function findNul(value: unknown, loc: (string | number)[]): (string | num
 /** Where the first NUL is below `value`; the path is built only when one is found (every request runs this). */
 function nulPath(value: unknown, depth: number): (string | number)[] | null {
   if (typeof value === 'string') return value.includes('\u0000') ? [] : null;
-  if (depth > 32 || value === null || typeof value !== 'object') return null;
+  if (depth >= MAX_JSON_DEPTH || value === null || typeof value !== 'object') return null;
   // Parsed JSON and forms only: a streamed body (a GTFS zip) is not a value to look into.
   if (typeof (value as { pipe?: unknown }).pipe === 'function' || ArrayBuffer.isView(value)) return null;
   if (Array.isArray(value)) {

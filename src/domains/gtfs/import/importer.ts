@@ -10,6 +10,7 @@
  */
 import { parse, CsvError } from 'csv-parse';
 import type { AppContext } from '../../../platform/context.js';
+import { MAX_CSV_COLUMNS, MAX_CSV_LINE_BYTES } from '../../../platform/csv.js';
 import type { Tx } from '../../../platform/db/index.js';
 import { copyLine, quoteIdent } from '../../../platform/db/types.js';
 import { objectId } from '../../../platform/ids.js';
@@ -147,7 +148,10 @@ class FileReader {
    * pieces of about COPY_CHUNK_CHARS.
    */
   async *read(file: GtfsFile, p: RowProblems, visit: (row: string[]) => string | null, report = true): AsyncGenerator<string> {
-    const parser = parse({ bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false });
+    // A record is bounded like every CSV input of the service (platform/csv.ts).
+    const parser = parse({ bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false, max_record_size: MAX_CSV_LINE_BYTES });
+    // Set once a piece of the file holds a NUL byte: only then are the values searched for it.
+    let nul = false;
     let indexes: number[] | null | undefined;
     // Records are counted rather than asked their line (csv-parse's info option halves its
     // speed); a quoted value spanning lines moves the count by its line breaks.
@@ -170,6 +174,11 @@ class FileReader {
         const v = indexes[i]! < 0 ? '' : (record[indexes[i]!] ?? '');
         row[i] = v.length > 0 && (v.charCodeAt(0) <= 32 || v.charCodeAt(v.length - 1) <= 32) ? v.trim() : v;
       }
+      if (nul) {
+        // PostgreSQL text cannot hold NUL: the value is refused here, naming its line and field.
+        const i = row.findIndex((v) => v.includes('\u0000'));
+        if (i >= 0) return void p.error(file.fields[i]!.name, 'bad_value', 'the value contains a NUL character (\\u0000), which text cannot hold', row[i]!.replaceAll('\u0000', '\\u0000'));
+      }
       if (report) this.rowCount++;
       const out = visit(row);
       if (out !== null) {
@@ -180,6 +189,7 @@ class FileReader {
     parser.on('error', (err) => (failure ??= err));
     const ended = new Promise<void>((resolve) => parser.once('end', resolve).once('error', () => resolve()));
     for await (const chunk of this.counted(file.name, report)) {
+      nul ||= chunk.includes(0);
       parser.write(chunk);
       if (failure !== undefined || indexes === null) break;
       if (size >= COPY_CHUNK_CHARS) {
@@ -205,8 +215,12 @@ class FileReader {
   }
 
   private header(file: GtfsFile, record: string[], p: RowProblems): number[] | null {
-    const names = record.map((h) => h.trim());
     p.line = 1;
+    if (record.length > MAX_CSV_COLUMNS) {
+      p.error(null, 'csv_syntax', `the header has ${record.length} columns; a line holds at most ${MAX_CSV_COLUMNS}`);
+      return null;
+    }
+    const names = record.map((h) => h.trim());
     let complete = true;
     const indexes = file.fields.map((f) => {
       const i = names.indexOf(f.name);
