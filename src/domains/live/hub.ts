@@ -24,11 +24,19 @@
  * teams), not once per client. More slots would cut the writes' spread further, but each turn
  * wakes its readers: in bench:live (clients on the same 2 cores) 10 slots cost the server and the
  * clients more CPU than 4 for no better latency.
+ *
+ * A client keeps only the standing it still has: when memberships, sessions, API keys, users or
+ * groups change (the change feed, any instance) and at each heartbeat, every client's credential
+ * and standing in its group are computed again. A credential ended closes it 4401; no role left
+ * (or a role no longer allowed, a group gone) closes it 4403/4404 as a subscription would be
+ * refused; changed teams (or role) re-filter it from the next window, without a message.
  */
 import type { Socket } from 'node:net';
 import { WebSocket } from 'ws';
 import type { AppContext } from '../../platform/context.js';
+import { changesOf } from '../../platform/db/changes.js';
 import type { GroupScope, Principal } from '../../platform/http/access.js';
+import { HttpError } from '../../platform/http/errors.js';
 import { teamsVisible } from '../../platform/http/teams.js';
 import { localDate } from '../../platform/time.js';
 import { readLiveNotices, type LiveReport } from '../device/live.js';
@@ -57,6 +65,8 @@ interface Client {
   /** The session or API key the client subscribed with, checked again at each heartbeat (a JWT is checked only at subscription). */
   sessionHash: string | null;
   apiKeyId: string | null;
+  /** The client's standing in its group now (the subscription's check, run again). */
+  standing: () => Promise<GroupScope>;
   alive: boolean;
   closing: boolean;
   /** The sequence number of the group's first message after the client subscribed. */
@@ -146,6 +156,8 @@ export interface HubStats {
   slowClientsClosed: number;
   deadPeersDropped: number;
   credentialsEnded: number;
+  /** Clients closed because their role in the group was removed or is no longer allowed. */
+  standingsEnded: number;
 }
 
 export class LiveHub {
@@ -166,7 +178,11 @@ export class LiveHub {
   private lastTurn = -Infinity;
   private readonly slots: number;
   private closed = false;
-  readonly stats: HubStats = { clients: 0, delivered: 0, frames: 0, slowClientsClosed: 0, deadPeersDropped: 0, credentialsEnded: 0 };
+  readonly stats: HubStats = { clients: 0, delivered: 0, frames: 0, slowClientsClosed: 0, deadPeersDropped: 0, credentialsEnded: 0, standingsEnded: 0 };
+  /** The check of every client's credential and standing: running, and whether to run again after. */
+  private checking: Promise<void> | null = null;
+  private checkAgain = false;
+  private readonly unwatch: () => void;
 
   constructor(
     private readonly ctx: AppContext,
@@ -175,10 +191,14 @@ export class LiveHub {
     this.attributions = new Attributions(ctx.db, (err) => ctx.log.warn({ err }, 'live attribution refresh failed'));
     // A turn at most every millisecond (the timers' resolution).
     this.slots = Math.max(1, Math.min(SLOTS, Math.floor(opts.batchMs)));
+    this.unwatch = changesOf(ctx.db).onChange(STANDING_TABLES, () => this.recheck());
   }
 
   /** Adds an authorised client; resolves once the instance listens, so nothing stored after is missed. */
-  async subscribe(ws: WebSocket, scope: GroupScope, principal: Pick<Principal, 'sessionHash' | 'apiKeyId'>, tcp: Socket | null, batch = true): Promise<void> {
+  async subscribe(
+    ws: WebSocket, scope: GroupScope, principal: Pick<Principal, 'sessionHash' | 'apiKeyId'>, tcp: Socket | null, batch = true,
+    standing: () => Promise<GroupScope> = async () => scope,
+  ): Promise<void> {
     await this.listen();
     if (!this.groups.has(scope.groupId)) await this.attributions.warm(scope.groupId, this.ctx.clock.now().getTime());
     if (ws.readyState !== WebSocket.OPEN) return;
@@ -187,12 +207,12 @@ export class LiveHub {
       const slots = Array.from({ length: this.slots }, () => new Set<Client>());
       this.groups.set(scope.groupId, (group = { clients: new Set(), slots, log: [], sent: slots.map(() => 0), seq: 0 }));
     }
-    const audience = scope.teams === null ? '*' : [...scope.teams].sort().join('\u0000');
+    const audience = audienceOf(scope);
     // The least filled slot, so that each turn writes about as many clients.
     const slots = group.slots;
     const slot = slots.reduce((best, clients, i) => (clients.size < slots[best]!.size ? i : best), 0);
     const client: Client = {
-      ws, tcp, scope, batch, audience, sessionHash: principal.sessionHash, apiKeyId: principal.apiKeyId, alive: true, closing: false, from: group.seq + 1, slot,
+      ws, tcp, scope, batch, audience, sessionHash: principal.sessionHash, apiKeyId: principal.apiKeyId, standing, alive: true, closing: false, from: group.seq + 1, slot,
     };
     group.clients.add(client);
     group.slots[slot]!.add(client);
@@ -213,6 +233,7 @@ export class LiveHub {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.unwatch();
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.flushAll();
     for (const group of this.groups.values()) for (const c of group.clients) c.ws.close(CLOSE.goingAway, 'GoingAway');
@@ -220,6 +241,7 @@ export class LiveHub {
     const unlisten = await this.listening?.catch(() => null);
     await unlisten?.().catch(() => {});
     await Promise.all(this.chains.values());
+    await this.checking;
   }
 
   private listen(): Promise<() => Promise<void>> {
@@ -431,6 +453,29 @@ export class LiveHub {
     return [...this.groups.values()].flatMap((group) => [...group.clients]);
   }
 
+  /**
+   * Checks every client again (a change of who may see what, a heartbeat): one check at a time, and
+   * changes that come during a check run one more after it.
+   */
+  private recheck(): void {
+    if (this.closed) return;
+    if (this.checking) {
+      this.checkAgain = true;
+      return;
+    }
+    this.checking = (async () => {
+      do {
+        this.checkAgain = false;
+        await this.recheckCredentials();
+        await this.recheckStandings();
+      } while (this.checkAgain && !this.closed);
+    })()
+      .catch((err: unknown) => this.ctx.log.warn({ err }, 'live credential check failed'))
+      .finally(() => {
+        this.checking = null;
+      });
+  }
+
   /** A client whose session ended (logout, expiry) or whose API key was revoked is closed 4401. */
   private async recheckCredentials(): Promise<void> {
     const clients = this.clients().filter((c) => c.sessionHash !== null || c.apiKeyId !== null);
@@ -438,16 +483,42 @@ export class LiveHub {
     const distinct = (ids: (string | null)[]) => [...new Set(ids.filter((id): id is string => id !== null))];
     const valid = await stillValid(this.ctx, distinct(clients.map((c) => c.sessionHash)), distinct(clients.map((c) => c.apiKeyId)));
     const ended = clients.filter((c) => !valid.has((c.sessionHash ?? c.apiKeyId)!) && !c.closing);
-    if (ended.length === 0) return;
-    // What they were about to receive goes first.
-    this.flushAll();
     for (const c of ended) {
       this.stats.credentialsEnded++;
-      this.sendNow(c, message(envelope('error', c.scope.groupId, this.ctx.clock.now(), { code: 'Unauthenticated', detail: 'The session ended or the API key was revoked' })));
-      c.closing = true;
-      c.ws.close(CLOSE.unauthenticated, 'Unauthenticated');
-      this.remove(c);
+      this.end(c, CLOSE.unauthenticated, 'Unauthenticated', 'The session ended or the API key was revoked');
     }
+  }
+
+  /**
+   * Each client's standing in its group, computed again: a client with no role left (or a role no
+   * longer allowed, its group gone) is closed with the code a subscription would get; one whose
+   * teams or role changed is re-filtered (its audience follows its teams).
+   */
+  private async recheckStandings(): Promise<void> {
+    for (const c of this.clients()) {
+      if (c.closing) continue;
+      let scope: GroupScope;
+      try {
+        scope = await c.standing();
+      } catch (err) {
+        if (!(err instanceof HttpError) || err.status >= 500) throw err;
+        if (c.closing) continue;
+        this.stats.standingsEnded++;
+        this.end(c, err.status === 401 ? CLOSE.unauthenticated : err.status === 404 ? CLOSE.groupNotFound : CLOSE.forbidden, err.code, err.message);
+        continue;
+      }
+      c.scope = { ...scope, groupId: c.scope.groupId };
+      c.audience = audienceOf(c.scope);
+    }
+  }
+
+  /** Closes a client with an `error` message first; what it was about to receive goes before. */
+  private end(c: Client, code: number, name: string, detail: string): void {
+    this.flushAll();
+    this.sendNow(c, message(envelope('error', c.scope.groupId, this.ctx.clock.now(), { code: name, detail })));
+    c.closing = true;
+    c.ws.close(code, name);
+    this.remove(c);
   }
 
   private startHeartbeat(): void {
@@ -463,11 +534,17 @@ export class LiveHub {
         c.alive = false;
         c.ws.ping();
       }
-      void this.recheckCredentials().catch((err: unknown) => this.ctx.log.warn({ err }, 'live credential check failed'));
+      this.recheck();
     }, this.opts.heartbeatMs);
     this.heartbeat.unref();
   }
 }
+
+/** What a client's standing is read from: a change to one of them checks every client again. */
+const STANDING_TABLES = ['memberships', 'sessions', 'api_keys', 'users', 'groups'];
+
+/** Clients of one group with the same teams see the same messages. */
+const audienceOf = (scope: GroupScope): string => (scope.teams === null ? '*' : [...scope.teams].sort().join('\u0000'));
 
 interface Message {
   payload: Buffer;

@@ -58,9 +58,12 @@ export async function liveRoutes(fastify: FastifyInstance) {
       'Device messages carry the report item as the device sent it (less `type` and `at`) with `device_id`, `duty_id`, `driver_id` and `vehicle_id`: the duty open on the device at the item\'s time, else the device\'s provisioned vehicle. ' +
       '`at` is the item\'s time; for `trip_update`, the time of the operator action, and `data` is `{action: put|ended|removed, update: <TripUpdateRecord>}`. Late or replayed reports are pushed when stored (their `at` tells); duplicates are not pushed again.',
     '**Team scope**: a client limited to teams receives a device message when the driver or the vehicle of the duty (without a duty: the device\'s team or its vehicle\'s) belongs to one of its teams; a message attributed to no team reaches only clients with the whole group. ' +
-      'Trip updates concern the network and reach every client of the group. Attribution is cached per instance for up to 60 s, so a team change reaches the stream within a minute.',
+      'Trip updates concern the network and reach every client of the group. Attribution is cached per instance for up to 60 s, so a change of a vehicle\'s or a driver\'s teams reaches the stream within a minute.',
+    '**Standing kept current**: an open stream keeps only the access its credential still has. When a membership, a session, an API key, a user or a group changes (through any instance) the standing of every open stream is computed again within seconds, as at subscription: ' +
+      `no role left in the group (DELETE /groups/{group_id}/users/{user_id}) or a role no longer allowed closes the stream with ${CLOSE.forbidden} and the error name as reason (\`NoRole\`, \`SubscribeEventsRoleRequired\`…); a group deleted, ${CLOSE.groupNotFound}; ` +
+      'a change of the user\'s teams (PATCH /groups/{group_id}/users/{user_id}) or role re-filters the open stream from its next window, without a message and without closing (the `subscribed` message tells the teams at subscription only): messages about a team no longer the client\'s are not delivered.',
     '**Heartbeat**: the server pings every LIVE_HEARTBEAT_SECONDS (default 30); a client that has not answered the previous ping with a pong (WebSocket clients do it by themselves) is cut. ' +
-      'At each heartbeat the session or API key of each stream is checked again: a logout, an expired session or a revoked key closes the stream with 4401 (a JWT is checked at subscription only; a role or team change applies from the next subscription). Messages a client sends after its credential are ignored (at most 4096 bytes each).',
+      'At each heartbeat, and within seconds of a logout or a revocation, the session or API key of each stream is checked again: a logout, an expired session or a revoked key closes the stream with 4401 (a JWT\'s own expiry is checked at subscription only; the user\'s role and teams are followed as above). Messages a client sends after its credential are ignored (at most 4096 bytes each).',
     '**Several instances**: each instance LISTENs once on the database channel and fans out to its own clients, so a report stored through any instance reaches the clients of all. Without the upgrade, this URL answers 426 `UpgradeRequired`.',
   ].join('\n\n');
 
@@ -117,7 +120,8 @@ export async function liveRoutes(fastify: FastifyInstance) {
         const scope = await authorizeGroup(ctx, principal, groupId, ACCESS);
         req.principal = principal;
         req.groupScope = scope;
-        await hub.subscribe(socket, scope, principal, (req.raw.socket as Socket | undefined) ?? null, batch);
+        // The hub runs the same check again whenever memberships or credentials change.
+        await hub.subscribe(socket, scope, principal, (req.raw.socket as Socket | undefined) ?? null, batch, () => authorizeGroup(ctx, principal, groupId, ACCESS));
       };
       void (async () => {
         const atConnection = await authenticate(req);

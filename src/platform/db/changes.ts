@@ -73,6 +73,25 @@ export class ChangeFeed {
    */
   touch(...tables: string[]): void {
     for (const table of tables) for (const w of this.watches) if (w.reads(table)) w.generation++;
+    for (const l of this.listeners) if (tables.some((t) => l.tables.has(t))) l.fn();
+  }
+
+  private readonly listeners: { tables: ReadonlySet<string>; fn: () => void }[] = [];
+
+  /**
+   * Calls `fn` after a change to one of `tables` (here or in another instance: after the caches
+   * that read them have dropped their values) and after the listener reconnects (a change may have
+   * been missed). For those who act on a change rather than read again later: the live stream
+   * re-checks the standing of its open connections. Returns the unsubscription.
+   */
+  onChange(tables: readonly string[], fn: () => void): () => void {
+    void this.live;
+    const l = { tables: new Set(tables), fn };
+    this.listeners.push(l);
+    return () => {
+      const i = this.listeners.indexOf(l);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
   }
 
   private changed(payload: string): void {
@@ -106,6 +125,7 @@ export class ChangeFeed {
       await this.db.listen(CHANGE_CHANNEL, (payload) => this.changed(payload), (up) => {
         this.up = up;
         this.touchAll();
+        if (up) for (const l of this.listeners) l.fn();
       });
       this.listening = true;
       this.touchAll();
