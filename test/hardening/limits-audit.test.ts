@@ -6,6 +6,7 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
+import { item, newDevice, send } from '../helpers/actual.js';
 import { subscribe } from '../helpers/live.js';
 
 let t: TestApp;
@@ -30,6 +31,79 @@ async function waitFor<T>(what: string, f: () => T | undefined | false, deadline
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe('device_state merged any number of unknown fields forever (audit 9a)', () => {
+  const fields = (n: number, prefix: string, value: unknown = 1) => Object.fromEntries(Array.from({ length: n }, (_v, i) => [`${prefix}${i}`, value]));
+  const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+  const position = (at: Date) => item('position', at, { lat: 45.76, lon: 4.83, gps_valid: true });
+  const latestState = async (deviceId: string) =>
+    ((await t.db.query<{ state: Record<string, unknown> | null }>('SELECT state FROM device_latest WHERE group_id = $1 AND device_id = $2', [g, deviceId]))[0]?.state ?? {});
+
+  it('an item over the per-item bounds is rejected alone, naming the item and the bound; the others are stored', async () => {
+    const dev = await newDevice(t, g);
+    const tooMany = item('device_state', minutesAgo(30), { state: fields(65, 'f') });
+    const longName = item('device_state', minutesAgo(29), { state: { ['n'.repeat(65)]: 1 } });
+    const longText = item('device_state', minutesAgo(28), { state: { note: 'x'.repeat(1001) } });
+    const fine = item('device_state', minutesAgo(27), { state: { battery_pct: 80, custom: 'ok' } });
+    const pos = position(minutesAgo(27));
+    const r = await send(t, g, dev.auth, [tooMany, pos, longName, fine, longText]);
+    expect(r.status).toBe(200);
+    expect(r.json.accepted.sort()).toEqual([pos.id, fine.id].sort());
+    expect(r.json.complete).toBe(false);
+    const rejected = r.json.rejected as { index: number; id: string; errors: { loc: unknown[]; msg: string }[] }[];
+    expect(rejected.map((x) => [x.index, x.id])).toEqual([[0, tooMany.id], [2, longName.id], [4, longText.id]]);
+    expect(rejected[0]!.errors[0]).toMatchObject({ loc: ['state'] });
+    expect(rejected[0]!.errors[0]!.msg).toMatch(/64/);
+    expect(rejected[1]!.errors[0]!.loc[0]).toBe('state');
+    expect(rejected[1]!.errors[0]!.msg).toMatch(/64/);
+    expect(rejected[2]!.errors[0]!.loc.slice(0, 2)).toEqual(['state', 'note']);
+    expect(rejected[2]!.errors[0]!.msg).toMatch(/1000/);
+    expect(await latestState(dev.deviceId)).toEqual({ battery_pct: 80, custom: 'ok' });
+  });
+
+  it('the merged state keeps at most 64 fields: an item that would pass it is rejected; removing fields makes room', async () => {
+    const dev = await newDevice(t, g);
+    expect((await send(t, g, dev.auth, [item('device_state', minutesAgo(50), { state: fields(40, 'a') })])).json.complete).toBe(true);
+    const over = item('device_state', minutesAgo(40), { state: fields(30, 'b') });
+    const pos = position(minutesAgo(40));
+    const r = await send(t, g, dev.auth, [over, pos]);
+    expect(r.json.accepted).toEqual([pos.id]);
+    expect(r.json.rejected).toEqual([{ index: 0, id: over.id, errors: [{ loc: ['state'], msg: expect.stringMatching(/70 fields, over the bound of 64/) }] }]);
+    expect(Object.keys(await latestState(dev.deviceId))).toHaveLength(40);
+
+    // The same change with 20 fields removed first fits (40 - 20 + 30 = 50).
+    const room = item('device_state', minutesAgo(39), { state: fields(20, 'a', null) });
+    const again = item('device_state', minutesAgo(38), { state: fields(30, 'b') });
+    const ok = await send(t, g, dev.auth, [again, room]);
+    expect(ok.json.accepted.sort()).toEqual([room.id, again.id].sort());
+    expect(Object.keys(await latestState(dev.deviceId))).toHaveLength(50);
+
+    // A late change (before the latest state) counts its fields as added: 50 + 20 new > 64.
+    const late = item('device_state', minutesAgo(45), { state: fields(20, 'c') });
+    const rl = await send(t, g, dev.auth, [late]);
+    expect(rl.json.rejected[0]).toMatchObject({ index: 0, id: late.id, errors: [{ loc: ['state'], msg: expect.stringMatching(/over the bound of 64/) }] });
+    // A retry of a stored change is still a duplicate, not a rejection.
+    const retry = await send(t, g, dev.auth, [{ ...again }]);
+    expect(retry.json).toMatchObject({ accepted: [], duplicates: [again.id], rejected: [] });
+  });
+
+  it('the merged state keeps at most 16 KiB of JSON', async () => {
+    const dev = await newDevice(t, g);
+    const big = (prefix: string, n: number) => Object.fromEntries(Array.from({ length: n }, (_v, i) => [`${prefix}${i}`, 'y'.repeat(1000)]));
+    expect((await send(t, g, dev.auth, [item('device_state', minutesAgo(20), { state: big('a', 10) })])).json.complete).toBe(true);
+    const over = item('device_state', minutesAgo(19), { state: big('b', 10) });
+    const r = await send(t, g, dev.auth, [over]);
+    expect(r.json.rejected).toEqual([{ index: 0, id: over.id, errors: [{ loc: ['state'], msg: expect.stringMatching(/bytes of JSON, over the bound of 16384/) }] }]);
+    expect(Buffer.byteLength(JSON.stringify(await latestState(dev.deviceId)))).toBeLessThanOrEqual(16 * 1024);
+  });
+
+  it('documents the bounds in the OpenAPI description of the device reports', async () => {
+    const doc = (await inject(t, { url: '/api/v4/openapi/internal.json' })).json as { paths: Record<string, Record<string, { description?: string }>> };
+    const description = doc.paths['/api/v4/groups/{group_id}/device/reports']?.['post']?.description ?? '';
+    expect(description).toContain('at most 64 fields, of 1 to 64 characters, text values of at most 1000 characters');
+    expect(description).toContain('16384 bytes of JSON');
+  });
+});
 
 describe('trip update message url accepts javascript: (audit 9b)', () => {
   const put = (url: string) =>

@@ -7,6 +7,7 @@
  */
 import type { Queryable } from '../../platform/db/index.js';
 import { objectId } from '../../platform/ids.js';
+import { DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS } from './schemas.js';
 
 export const SNAPSHOT_EVERY = 200;
 
@@ -26,6 +27,44 @@ export function applyPatch(state: DeviceStateValue, patch: DeviceStateValue): De
     else next[k] = v;
   }
   return next;
+}
+
+/**
+ * For each state change (in the order given), the bound of the stored state it would break, or
+ * null: the device's latest state, merged with the changes kept so far in event time, must hold at
+ * most DEVICE_STATE_MAX_FIELDS fields and DEVICE_STATE_MAX_BYTES bytes of JSON. A change older than
+ * the latest state is counted as adding its fields and removing none (a later event may have set
+ * again what it removes), so the latest state never passes the bounds, whatever the arrival order.
+ */
+export async function stateBoundErrors(db: Queryable, groupId: string, deviceId: string, changes: { clientId: string; at: Date; patch: DeviceStateValue }[]): Promise<(string | null)[]> {
+  // A retry of a stored change is acknowledged as a duplicate, whatever the state became since.
+  const stored = new Set((await db.query<{ client_id: string }>(
+    'SELECT client_id FROM device_history_events WHERE group_id = $1 AND device_id = $2 AND client_id = ANY($3::uuid[])',
+    [groupId, deviceId, changes.map((c) => c.clientId)],
+  )).map((r) => r.client_id));
+  const latest = (await db.query<{ state: DeviceStateValue | null; state_at: Date | null }>(
+    'SELECT state, state_at FROM device_latest WHERE group_id = $1 AND device_id = $2',
+    [groupId, deviceId],
+  ))[0];
+  let state: DeviceStateValue = latest?.state ?? {};
+  let stateAt = latest?.state_at?.getTime() ?? -Infinity;
+  const order = changes.map((_c, i) => i).sort((a, b) => changes[a]!.at.getTime() - changes[b]!.at.getTime());
+  const errors: (string | null)[] = changes.map(() => null);
+  for (const i of order) {
+    const { clientId, at, patch } = changes[i]!;
+    if (stored.has(clientId)) continue;
+    const late = at.getTime() < stateAt;
+    const next = late ? { ...state, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null)) } : applyPatch(state, patch);
+    const fields = Object.keys(next).length;
+    const bytes = Buffer.byteLength(JSON.stringify(next));
+    if (fields > DEVICE_STATE_MAX_FIELDS) errors[i] = `the device state would hold ${fields} fields, over the bound of ${DEVICE_STATE_MAX_FIELDS}: remove fields (set them to null) first`;
+    else if (bytes > DEVICE_STATE_MAX_BYTES) errors[i] = `the device state would take ${bytes} bytes of JSON, over the bound of ${DEVICE_STATE_MAX_BYTES}: remove fields (set them to null) first`;
+    else {
+      state = next;
+      stateAt = Math.max(stateAt, at.getTime());
+    }
+  }
+  return errors;
 }
 
 /** The upper bound (inclusive) of event ids for an instant in whole UNIX seconds. */

@@ -11,7 +11,7 @@ import { changesOf, type AnnouncedTable } from '../../platform/db/changes.js';
 import type { Queryable, Tx } from '../../platform/db/index.js';
 import { objectId } from '../../platform/ids.js';
 import { gtfsSeconds } from '../gtfs/time.js';
-import { appendHistory, type HistoryEventInput } from './history.js';
+import { appendHistory, stateBoundErrors, type HistoryEventInput } from './history.js';
 import { publishLive } from './live.js';
 import {
   ITEM_SCHEMAS,
@@ -120,6 +120,14 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
       }
     });
     byType.set('sign_on', keep as unknown as Valid[]);
+  }
+
+  // A state change that would take the device's state past its bounds is rejected alone (history.ts).
+  const stateChanges = of<DeviceState>('device_state');
+  if (stateChanges.length > 0) {
+    const over = await stateBoundErrors(ctx.db, groupId, deviceId, stateChanges.map((s) => ({ clientId: s.item.id, at: s.at, patch: s.item.state as Record<string, unknown> })));
+    stateChanges.forEach((s, i) => over[i] && rejected.push({ index: s.index, id: s.item.id, errors: [{ loc: ['state'], msg: over[i] }] }));
+    byType.set('device_state', stateChanges.filter((_s, i) => !over[i]) as unknown as Valid[]);
   }
 
   const receivedAt = ctx.clock.now();

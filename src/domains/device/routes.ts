@@ -8,7 +8,7 @@ import { GroupParams, Nullable } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
 import { DangerZoneRecord } from '../duties/schemas.js';
 import { currentDuty, zonesAround } from '../duties/service.js';
-import { BatchAnswer, DutyRecord, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
+import { BatchAnswer, DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS, DEVICE_STATE_MAX_NAME, DEVICE_STATE_MAX_TEXT, DutyRecord, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
 import { refreshSoon } from '../trips/tracking.js';
 import { ingestBatch } from './ingest.js';
 
@@ -39,6 +39,8 @@ export async function deviceRoutes(fastify: FastifyInstance) {
             'of this document); an invalid item is rejected alone, with its reasons, and the valid ones are stored: read `rejected` and `complete`.',
           'Each item has a client-generated UUID: an item sent again (a retry after a timeout, a replayed backlog) is acknowledged in `duplicates` and never stored twice.',
           'Items may be late and out of order: duties are derived from the sign-on and sign-off times, and the latest state of the device only moves forward in event time.',
+          `A \`device_state\` item names at most ${DEVICE_STATE_MAX_FIELDS} fields, of 1 to ${DEVICE_STATE_MAX_NAME} characters, text values of at most ${DEVICE_STATE_MAX_TEXT} characters; the state it is merged into may hold at most ${DEVICE_STATE_MAX_FIELDS} fields and ${DEVICE_STATE_MAX_BYTES} bytes of JSON ` +
+            '(a late item counts as adding its fields, removing none). An item over a bound is rejected alone, its error naming the bound; remove fields by setting them to null.',
           'The device is the one the credential is bound to.',
         ].join('\n\n'),
         tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: deviceErrors,

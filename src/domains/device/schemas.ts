@@ -86,7 +86,21 @@ export const PassengerCountItem = item('passenger_count', 'Boardings and alighti
   ),
 });
 
-export const DeviceStateItem = item('device_state', 'A change of the device state, merged into its history: only the fields given change, and a field set to null is removed.', {
+/**
+ * The bounds of a device's state (audit #15 item 9a: unknown fields were merged forever): an item
+ * names at most DEVICE_STATE_MAX_FIELDS fields of at most DEVICE_STATE_MAX_NAME characters, text
+ * values hold at most DEVICE_STATE_MAX_TEXT characters, and the state they are merged into keeps at
+ * most DEVICE_STATE_MAX_FIELDS fields and DEVICE_STATE_MAX_BYTES bytes of JSON (history.ts).
+ */
+export const DEVICE_STATE_MAX_FIELDS = 64;
+export const DEVICE_STATE_MAX_NAME = 64;
+export const DEVICE_STATE_MAX_TEXT = 1000;
+export const DEVICE_STATE_MAX_BYTES = 16 * 1024;
+
+export const DeviceStateItem = item('device_state', 'A change of the device state, merged into its history: only the fields given change, and a field set to null is removed. ' +
+  `Bounds: at most ${DEVICE_STATE_MAX_FIELDS} fields per item, names of 1 to ${DEVICE_STATE_MAX_NAME} characters, text values of at most ${DEVICE_STATE_MAX_TEXT} characters; ` +
+  `the device's state after the merge holds at most ${DEVICE_STATE_MAX_FIELDS} fields and ${DEVICE_STATE_MAX_BYTES} bytes of JSON (remove fields with null to make room). ` +
+  'An item over a bound is rejected alone (in `rejected`, naming the bound); the other items of the batch are stored.', {
   state: Type.Object(
     {
       app_version: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
@@ -96,7 +110,13 @@ export const DeviceStateItem = item('device_state', 'A change of the device stat
       gps_enabled: Type.Optional(Nullable(Type.Boolean())),
       os_version: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
     },
-    { additionalProperties: Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]), minProperties: 1, description: 'Known fields are typed; other scalar fields are kept as given.' },
+    {
+      additionalProperties: Type.Union([Type.String({ maxLength: DEVICE_STATE_MAX_TEXT }), Type.Number(), Type.Boolean(), Type.Null()]),
+      minProperties: 1,
+      maxProperties: DEVICE_STATE_MAX_FIELDS,
+      propertyNames: { minLength: 1, maxLength: DEVICE_STATE_MAX_NAME },
+      description: `Known fields are typed; other scalar fields are kept as given. At most ${DEVICE_STATE_MAX_FIELDS} fields, names of at most ${DEVICE_STATE_MAX_NAME} characters.`,
+    },
   ),
 });
 
