@@ -61,7 +61,7 @@ export async function assignmentsFromCsv(text: string): Promise<Located[]> {
 const LISTED_COLUMNS = 10;
 
 function unknownColumns(unknown: string[]): ValidationIssue {
-  const listed = unknown.slice(0, LISTED_COLUMNS).map((c) => JSON.stringify(c)).join(', ');
+  const listed = unknown.slice(0, LISTED_COLUMNS).map((c) => JSON.stringify(c.length > 64 ? `${c.slice(0, 64)}…` : c)).join(', ');
   const more = unknown.length > LISTED_COLUMNS ? ` and ${unknown.length - LISTED_COLUMNS} more` : '';
   return {
     loc: unknown.length === 1 ? ['body', 1, unknown[0]!] : ['body', 1],

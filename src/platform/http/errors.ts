@@ -59,12 +59,16 @@ export function listedIssues(issues: readonly ValidationIssue[]): ValidationIssu
   return listed;
 }
 
-const cut = (s: string) => (s.length <= MAX_INPUT_CHARS ? s : `${s.slice(0, MAX_INPUT_CHARS)}… (${s.length} characters)`);
+/** A message quoting values (a trip_id of the file…) is cut at this length. */
+const MAX_MSG_CHARS = 1000;
+
+const cut = (s: string, max = MAX_INPUT_CHARS) => (s.length <= max ? s : `${s.slice(0, max)}… (${s.length} characters)`);
 
 function bounded(issue: ValidationIssue): ValidationIssue {
   const loc = issue.loc.map((l) => (typeof l === 'string' ? cut(l) : l));
   const { input, ...rest } = issue;
-  if (input === undefined || input === null || typeof input === 'number' || typeof input === 'boolean') return { ...issue, loc };
+  rest.msg = cut(rest.msg, MAX_MSG_CHARS);
+  if (input === undefined || input === null || typeof input === 'number' || typeof input === 'boolean') return { ...rest, loc, ...(input !== undefined ? { input } : {}) };
   if (typeof input === 'string') return { ...rest, loc, input: cut(input) };
   let text: string | undefined;
   try {
@@ -72,7 +76,7 @@ function bounded(issue: ValidationIssue): ValidationIssue {
   } catch {
     // Too deep to write (or a cycle): left out.
   }
-  return text !== undefined && text.length <= MAX_INPUT_CHARS ? { ...issue, loc } : { ...rest, loc };
+  return text !== undefined && text.length <= MAX_INPUT_CHARS ? { ...rest, loc, input } : { ...rest, loc };
 }
 
 export const invalid = (loc: (string | number)[], msg: string, type = 'value_error', input?: unknown) =>
