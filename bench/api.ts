@@ -18,7 +18,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import autocannon from 'autocannon';
-import { createApiKey } from '../src/domains/auth/service.js';
+import { createApiKey, hostPrincipal, wholeGroup } from '../src/domains/auth/service.js';
 import { loadDemo } from '../src/domains/demo/load.js';
 import { createVehicle } from '../src/domains/fleet/vehicles.js';
 import { systemClock } from '../src/platform/clock.js';
@@ -90,7 +90,7 @@ async function main() {
     for (let i = 0; i < EXTRA_VEHICLES; i++) {
       await createVehicle(ctx, scope as never, { vehicle_id: `bench-${i}`, fleet_number: String(5000 + i), license_plate: `BE-${String(i).padStart(3, '0')}-NC`, teams: [i % 2 ? 'nord' : 'sud'], capacity: 90 } as never);
     }
-    const key = await createApiKey(ctx, { userId: null } as never, demo.groupId, { role: 'operator', group_ids: [demo.groupId] } as never);
+    const key = await createApiKey(ctx, hostPrincipal, wholeGroup(demo.groupId), { role: 'operator', group_ids: [demo.groupId] } as never);
     const auth = { 'x-api-key': key.value };
 
     const url = new URL(DATABASE_URL);

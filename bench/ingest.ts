@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { buildApp } from '../src/app.js';
 import { testConfig } from '../src/config.js';
-import { createApiKey } from '../src/domains/auth/service.js';
+import { createApiKey, hostPrincipal, wholeGroup } from '../src/domains/auth/service.js';
 import { createGroup } from '../src/domains/groups/service.js';
 import { benchDatabase, fmt, peakMemory } from './support.js';
 
@@ -73,7 +73,7 @@ async function main() {
     await db.query("INSERT INTO drivers (group_id, driver_id, driver_name, staff_number) SELECT 'bench', lpad(to_hex(i), 24, '0'), 'Driver ' || i, 'S' || i FROM generate_series(1, $1) i", [DEVICES]);
     await db.query("INSERT INTO vehicles (group_id, vehicle_id, fleet_number, license_plate) SELECT 'bench', 'V' || i, 'F' || i, 'P' || i FROM generate_series(1, $1) i", [DEVICES]);
     await db.query("INSERT INTO devices (group_id, device_id) SELECT 'bench', 'D' || i FROM generate_series(1, $1) i", [DEVICES]);
-    for (let i = 1; i <= DEVICES; i++) keys.push((await createApiKey(ctx, { userId: null } as never, 'bench', { device_id: `D${i}` })).value);
+    for (let i = 1; i <= DEVICES; i++) keys.push((await createApiKey(ctx, hostPrincipal, wholeGroup('bench'), { device_id: `D${i}` })).value);
     await app.listen({ port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v4/groups/bench/device/reports`;
     for (let i = 1; i <= DEVICES; i++) {

@@ -2,65 +2,42 @@
  * OpenID Connect end to end: a key pair made here, a JWKS served on loopback, tokens signed by
  * the test and verified by the service (signature, iss, aud, exp/nbf, algorithms, key rotation).
  */
-import { createServer, type Server } from 'node:http';
-import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LookupAddress } from 'node:dns';
 import { checkOidcDomain, guardedLookup, isPrivateAddress, jwksFetch, PrivateAddressError, type ResolveAll } from '../../src/domains/auth/oidc.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
+import { newKey, signToken, startProvider, type SigningKey, type TestProvider } from '../helpers/oidc.js';
 
 let t: TestApp;
-let server: Server;
+let provider: TestProvider;
 let issuer: string;
-let keys: { kid: string; privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']; jwk: JWK }[] = [];
-let fetches = 0;
-let requests = 0;
-let port = 0;
 let g: string;
 let legacy: string;
 let operator: TestUser;
+/** An account of the delegated group that also holds a role in a legacy group, with a password. */
+let mixed: TestUser;
 const DOMAIN = 'tenant.example.test';
 const AUDIENCE = 'https://api.transit-ops.test';
 
-async function newKey(kid: string) {
-  const { privateKey, publicKey } = await generateKeyPair('RS256');
-  return { kid, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } };
-}
-
 beforeAll(async () => {
-  keys = [await newKey('k1')];
-  server = createServer((req, res) => {
-    requests++;
-    if (req.url === `/${DOMAIN}/.well-known/jwks.json`) {
-      fetches++;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ keys: keys.map((k) => k.jwk) }));
-    } else {
-      res.statusCode = 404;
-      res.end();
-    }
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  port = (server.address() as { port: number }).port;
-  const template = `http://127.0.0.1:${port}/{domain}/`;
-  issuer = template.replace('{domain}', DOMAIN);
-  t = await setup({ config: { oidcIssuerTemplate: template, oidcJwksCooldownMs: 0 } });
+  provider = await startProvider([DOMAIN]);
+  issuer = provider.issuerOf(DOMAIN);
+  t = await setup({ config: { oidcIssuerTemplate: provider.template, oidcJwksCooldownMs: 0 } });
   g = await newGroup(t, { auth: { provider: 'auth0', domain: DOMAIN, connection: 'staff', audience: AUDIENCE } });
   legacy = await newGroup(t);
-  operator = await newUser(t, { groupId: g, role: 'operator', email: 'dispatch@example.org', password: 'dispatch password' });
-  await t.db.query("INSERT INTO memberships (group_id, user_id, role) VALUES ($1, $2, 'reader')", [legacy, operator.userId]);
+  // An account made for the delegated group: no password, a role there only.
+  operator = await newUser(t, { groupId: g, role: 'operator', email: 'dispatch@example.org' });
+  mixed = await newUser(t, { groupId: g, role: 'operator', email: 'both@example.org', password: 'both password' });
+  await t.db.query("INSERT INTO memberships (group_id, user_id, role) VALUES ($1, $2, 'reader')", [legacy, mixed.userId]);
 });
 afterAll(async () => {
   await t?.close();
-  server?.close();
+  provider?.close();
 });
 
-const sign = (o: { key?: (typeof keys)[number]; iss?: string; aud?: string; email?: string; exp?: number | string; nbf?: number; alg?: string } = {}) => {
-  const key = o.key ?? keys[0]!;
-  let jwt = new SignJWT({ email: o.email ?? operator.email }).setProtectedHeader({ alg: o.alg ?? 'RS256', kid: key.kid }).setIssuer(o.iss ?? issuer).setAudience(o.aud ?? AUDIENCE).setIssuedAt().setExpirationTime(o.exp ?? '10m');
-  if (o.nbf) jwt = jwt.setNotBefore(o.nbf);
-  return jwt.sign(key.privateKey);
-};
+const sign = (o: { key?: SigningKey; iss?: string; aud?: string; email?: string; exp?: number | string; nbf?: number; alg?: string } = {}) =>
+  signToken(provider, { ...o, iss: o.iss ?? issuer, aud: o.aud ?? AUDIENCE, email: o.email ?? operator.email });
 const roles = (token: string, group = g) => inject(t, { url: `/api/v4/groups/${group}/roles`, headers: { authorization: `Bearer ${token}` } });
 
 describe('OpenID Connect', () => {
@@ -89,29 +66,29 @@ describe('OpenID Connect', () => {
 
   it('never accepts alg none, nor an HMAC token keyed with the public key', async () => {
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const claims = { iss: issuer, aud: AUDIENCE, email: operator.email, exp: Math.floor(Date.now() / 1000) + 600 };
+    const claims = { iss: issuer, aud: AUDIENCE, sub: 'auth0|none', email: operator.email, exp: Math.floor(Date.now() / 1000) + 600 };
     const none = `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`;
     expect((await roles(none)).status).toBe(401);
-    const secret = new TextEncoder().encode(JSON.stringify(keys[0]!.jwk));
+    const secret = new TextEncoder().encode(JSON.stringify(provider.keys[0]!.jwk));
     const hs = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: 'k1' }).sign(secret);
     expect((await roles(hs)).status).toBe(401);
   });
 
   it('refetches the JWKS when a new key id appears (rotation)', async () => {
-    const before = fetches;
-    keys = [await newKey('k2'), ...keys];
-    const r = await roles(await sign({ key: keys[0] }));
+    const before = provider.fetches;
+    provider.keys = [await newKey('k2'), ...provider.keys];
+    const r = await roles(await sign({ key: provider.keys[0] }));
     expect(r.status).toBe(200);
-    expect(fetches).toBeGreaterThan(before);
+    expect(provider.fetches).toBeGreaterThan(before);
   });
 
   it('does not let a token of one group into a legacy group, nor a password session into the delegated one', async () => {
     const r = await roles(await sign(), legacy);
     expect(r.status).toBe(401);
-    const pw = await roles(operator.token);
+    const pw = await roles(mixed.token);
     expect(pw.status).toBe(403);
     expect(pw.json.code).toBe('Auth0LoginRequired');
-    expect((await roles(operator.token, legacy)).status).toBe(200);
+    expect((await roles(mixed.token, legacy)).status).toBe(200);
   });
 
   it('refuses OpenID Connect domains that point at internal addresses (SSRF)', async () => {
@@ -128,7 +105,7 @@ describe('OpenID Connect', () => {
 
 describe('audit #15 item 2: a JWT must expire', () => {
   it('refuses a token signed by the issuer without exp (401)', async () => {
-    const noExp = await new SignJWT({ email: operator.email }).setProtectedHeader({ alg: 'RS256', kid: keys[0]!.kid }).setIssuer(issuer).setAudience(AUDIENCE).setIssuedAt().sign(keys[0]!.privateKey);
+    const noExp = await signToken(provider, { iss: issuer, aud: AUDIENCE, email: operator.email, exp: null });
     const r = await roles(noExp);
     expect(r.status).toBe(401);
     expect(r.json.code).toBe('Unauthenticated');
@@ -193,18 +170,18 @@ describe('audit #15 item 10: OpenID Connect domains are checked when the JWKS is
   it('the JWKS fetch refuses an issuer whose host resolves to loopback, and never connects to it', async () => {
     const headers = { headers: new Headers(), method: 'GET' as const, redirect: 'manual' as const, signal: AbortSignal.timeout(5000) };
     // 'localhost' resolves to 127.0.0.1 through /etc/hosts here: the shape of a rebound name.
-    const byName = `http://localhost:${port}/${DOMAIN}/.well-known/jwks.json`;
+    const byName = `http://localhost:${provider.port}/${DOMAIN}/.well-known/jwks.json`;
     const allowed = await jwksFetch(true)(byName, headers);
     expect(allowed.status).toBe(200);
     expect(((await allowed.json()) as { keys: unknown[] }).keys.length).toBeGreaterThan(0);
-    const before = requests;
+    const before = provider.requests;
     await expect(jwksFetch(false)(byName, headers)).rejects.toBeInstanceOf(PrivateAddressError);
-    await expect(jwksFetch(false)(`http://127.0.0.1:${port}/${DOMAIN}/.well-known/jwks.json`, headers)).rejects.toBeInstanceOf(PrivateAddressError);
-    await expect(jwksFetch(false, stub({ 'idp.example.org': ['127.0.0.1'] }))(`http://idp.example.org:${port}/${DOMAIN}/.well-known/jwks.json`, headers)).rejects.toBeInstanceOf(PrivateAddressError);
-    expect(requests).toBe(before);
+    await expect(jwksFetch(false)(`http://127.0.0.1:${provider.port}/${DOMAIN}/.well-known/jwks.json`, headers)).rejects.toBeInstanceOf(PrivateAddressError);
+    await expect(jwksFetch(false, stub({ 'idp.example.org': ['127.0.0.1'] }))(`http://idp.example.org:${provider.port}/${DOMAIN}/.well-known/jwks.json`, headers)).rejects.toBeInstanceOf(PrivateAddressError);
+    expect(provider.requests).toBe(before);
 
     // End to end: a group saved without DNS, its issuer reached through a name that resolves to loopback.
-    const template = `http://localhost:${port}/{domain}/`;
+    const template = `http://localhost:${provider.port}/{domain}/`;
     const strict = await setup({ config: { oidcAllowPrivateHosts: false, oidcIssuerTemplate: template, oidcJwksCooldownMs: 0 } });
     try {
       const group = await newGroup(strict, { auth: { provider: 'auth0', domain: DOMAIN, connection: 'staff', audience: AUDIENCE } });
@@ -212,7 +189,7 @@ describe('audit #15 item 10: OpenID Connect domains are checked when the JWKS is
       const token = await sign({ iss: template.replace('{domain}', DOMAIN), email: user.email });
       const r = await inject(strict, { url: `/api/v4/groups/${group}/roles`, headers: { authorization: `Bearer ${token}` } });
       expect(r.status).toBe(401);
-      expect(requests).toBe(before);
+      expect(provider.requests).toBe(before);
     } finally {
       await strict.close();
     }

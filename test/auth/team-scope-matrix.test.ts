@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { createApiKey } from '../../src/domains/auth/service.js';
+import { createApiKey, hostPrincipal, wholeGroup } from '../../src/domains/auth/service.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import type { Access, Role } from '../../src/platform/http/access.js';
 import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
@@ -58,7 +58,7 @@ async function seedSide(side: Side, admin: TestUser, operator: TestUser): Promis
   await fleet.newVehicle(t, g, { vehicle_id: vehicleId, fleet_number: details.fleet_number, license_plate: details.license_plate, teams: [side] });
   await fleet.newDriver(t, g, { driver_id: driverId, driver_name: details.driver_name, staff_number: details.staff_number, teams: [side] });
   await fleet.newDevice(t, g, { device_id: deviceId, label: details.label, team_id: side });
-  const device = { 'x-api-key': (await createApiKey(t.ctx, { userId: null } as never, g, { device_id: deviceId })).value };
+  const device = { 'x-api-key': (await createApiKey(t.ctx, hostPrincipal, wholeGroup(g), { device_id: deviceId })).value };
 
   const reports = await inject(t, {
     method: 'POST', url: `/api/v4/groups/${g}/device/reports`, headers: device,
@@ -113,7 +113,7 @@ async function seedMixed(admin: TestUser) {
   await fleet.newVehicle(t, g, { vehicle_id: vehicleId, fleet_number: 'NORD-FLEET-MIXED', teams: ['nord'] });
   await fleet.newDriver(t, g, { driver_id: driverId, driver_name: hidden.driver_name, staff_number: hidden.staff_number, teams: ['sud'] });
   await fleet.newDevice(t, g, { device_id: deviceId, label: hidden.label });
-  const device = { 'x-api-key': (await createApiKey(t.ctx, { userId: null } as never, g, { device_id: deviceId })).value };
+  const device = { 'x-api-key': (await createApiKey(t.ctx, hostPrincipal, wholeGroup(g), { device_id: deviceId })).value };
   const reports = await inject(t, {
     method: 'POST', url: `/api/v4/groups/${g}/device/reports`, headers: device,
     payload: {

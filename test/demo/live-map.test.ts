@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../src/platform/clock.js';
-import { createApiKey } from '../../src/domains/auth/service.js';
+import { createApiKey, hostPrincipal, wholeGroup } from '../../src/domains/auth/service.js';
 import { demoAccount, loadDemo } from '../../src/domains/demo/load.js';
 import { generateNetwork } from '../../src/domains/demo/network.js';
 import { originAllowed } from '../../src/domains/live/routes.js';
@@ -49,7 +49,7 @@ describe('the live network page and its reads', () => {
   });
 
   it('lists the vehicles on duty with their last position, driver and the delay at the last stop event', async () => {
-    const key = await createApiKey(t.ctx, { userId: null } as never, 'demo', { device_id: 'tab-101' });
+    const key = await createApiKey(t.ctx, hostPrincipal, wholeGroup('demo'), { device_id: 'tab-101' });
     const trip = n.trips.find((x) => x.trip_id === 'L1-WK-0-0530')!;
     const [first, second] = trip.stop_times;
     // Scheduled: departure 05:30:00 (04:30Z); the second stop at its arrival time.

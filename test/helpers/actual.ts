@@ -1,6 +1,6 @@
 /** Factories for the actual side: drivers, vehicles, devices and their credentials, report items. */
 import { randomUUID } from 'node:crypto';
-import { createApiKey } from '../../src/domains/auth/service.js';
+import { createApiKey, hostPrincipal, wholeGroup } from '../../src/domains/auth/service.js';
 import { inject, uniq, type TestApp } from './app.js';
 import * as fleet from './fleet.js';
 
@@ -18,7 +18,7 @@ export async function newVehicle(t: TestApp, groupId: string, o: { teams?: strin
 /** A device and an API key bound to it: the credential a driver application uses. */
 export async function newDevice(t: TestApp, groupId: string, deviceId = uniq('dev')): Promise<{ deviceId: string; auth: Record<string, string> }> {
   await fleet.newDevice(t, groupId, { device_id: deviceId, label: `Tablet ${deviceId}` });
-  const key = await createApiKey(t.ctx, { userId: null } as never, groupId, { device_id: deviceId });
+  const key = await createApiKey(t.ctx, hostPrincipal, wholeGroup(groupId), { device_id: deviceId });
   return { deviceId, auth: { 'x-api-key': key.value } };
 }
 

@@ -80,7 +80,7 @@ export async function newUser(
   const hash = o.password ? await hashPassword(o.password) : null;
   await t.db.query('INSERT INTO users (user_id, email, password_hash, superuser, organization) VALUES ($1, $2, $3, $4, $5)', [userId, email, hash, o.superuser ?? false, 'Test Org']);
   if (o.groupId && o.role) {
-    await t.db.query('INSERT INTO memberships (group_id, user_id, role, teams, driver_id) VALUES ($1, $2, $3, $4, $5)', [o.groupId, userId, o.role, o.teams ?? [], o.driverId ?? null]);
+    await t.db.query('INSERT INTO memberships (group_id, user_id, role, teams, driver_id, organization) VALUES ($1, $2, $3, $4, $5, $6)', [o.groupId, userId, o.role, o.teams ?? [], o.driverId ?? null, 'Test Org']);
   }
   const token = newSecret('');
   await t.db.query("INSERT INTO sessions (session_hash, user_id, expires_at) VALUES ($1, $2, now() + interval '1 day')", [hashSecret(token), userId]);

@@ -1,6 +1,6 @@
 /** The live stream: credentials at connection or by first message, close codes, Origin. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/domains/auth/service.js';
+import { createApiKey, hostPrincipal, wholeGroup } from '../../src/domains/auth/service.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { connect, subscribe } from '../helpers/live.js';
 
@@ -19,7 +19,7 @@ describe('live stream credentials', () => {
     const bearer = await subscribe(t.app, g, reader.auth);
     expect(bearer.received[0]).toMatchObject({ type: 'subscribed', group_id: g, data: { role: 'reader', teams: null } });
 
-    const key = await createApiKey(t.ctx, { userId: null } as never, g, { role: 'regulator', group_ids: [g] });
+    const key = await createApiKey(t.ctx, hostPrincipal, wholeGroup(g), { role: 'regulator', group_ids: [g] });
     const byKey = await subscribe(t.app, g, { authorization: `Api-Key ${key.value}` });
     expect(byKey.received[0]!.data).toMatchObject({ role: 'regulator' });
     const byKeyHeader = await subscribe(t.app, g, { 'x-api-key': key.value });

@@ -105,39 +105,44 @@ export async function authRoutes(fastify: FastifyInstance) {
     schema: op(
       {
         operationId: 'createGroupApiKey', summary: 'Create an API key bound to the group',
-        description: 'Needs a session (not an API key) holding the admin role. The key is returned once, in `value`.',
+        description:
+          'Needs a session (not an API key) holding the admin role. The key is returned once, in `value`. ' +
+          'The key is bound to this group and is never a superuser. It carries no more than its creator holds here: a user key needs a membership of the group ' +
+          'no wider than the creator\'s teams; a device key, a device of the creator\'s teams; `teams` must lie within the creator\'s (absent: the creator\'s teams); ' +
+          '`scopes` within the creating session\'s (absent: the session\'s). At each request the key is bounded again by what its creator then holds: ' +
+          'when the creator no longer administers the group, the key carries no role there (403 NoRole). See the authorization model in docs/security.md.',
         tags: ['auth'], access: groupRoles(ADMIN, 'CreateApiKeyRoleRequired', 'admin'), documents: PUBLIC, rateLimit: 'credentials',
-        errors: { 403: { SessionRequired: 'API keys are created from a session, not from another key' } },
+        errors: { 403: { SessionRequired: 'API keys are created from a session, not from another key', ForbiddenDifferentTeam: 'the key, its user or its device reaches beyond the creator\'s teams', ScopeNotAllowed: 'the scopes asked reach beyond the creating session\'s' } },
       },
       { params: GroupParams, body: CreateApiKeyBody, response: { 201: ApiKeyCreated } },
     ),
   }, async (req, reply) => {
     requireSession(req);
     const b = req.body;
-    const key = await createApiKey(app.ctx, req.principal!, req.params.group_id, { ...b, expire: keyExpire(b.expire) });
+    const key = await createApiKey(app.ctx, req.principal!, req.groupScope!, { ...b, expire: keyExpire(b.expire) });
     return reply.status(201).send(key);
   });
 
   app.get('/groups/:group_id/api-keys', {
     schema: op(
-      { operationId: 'listGroupApiKeys', summary: 'List the group\'s API keys (never their secrets)', tags: ['auth'], access: groupRoles(ADMIN, 'ListApiKeysRoleRequired', 'admin'), documents: PUBLIC },
+      { operationId: 'listGroupApiKeys', summary: 'List the group\'s API keys (never their secrets)', description: 'A team-limited admin sees only the keys within its teams.', tags: ['auth'], access: groupRoles(ADMIN, 'ListApiKeysRoleRequired', 'admin'), documents: PUBLIC },
       { params: GroupParams, response: { 200: Type.Array(ApiKeyRecord) } },
     ),
-  }, async (req) => listApiKeys(app.ctx.db, req.params.group_id));
+  }, async (req) => listApiKeys(app.ctx.db, req.groupScope!));
 
   app.delete('/groups/:group_id/api-keys/:api_key_id', {
     schema: op(
-      { operationId: 'deleteGroupApiKey', summary: 'Revoke an API key at once', tags: ['auth'], access: groupRoles(ADMIN, 'DeleteApiKeyRoleRequired', 'admin'), documents: PUBLIC, errors: { 404: { ApiKeyNotFound: 'no such key in the group' } } },
+      { operationId: 'deleteGroupApiKey', summary: 'Revoke an API key at once', description: 'A team-limited admin revokes only keys within its teams.', tags: ['auth'], access: groupRoles(ADMIN, 'DeleteApiKeyRoleRequired', 'admin'), documents: PUBLIC, errors: { 403: { ForbiddenDifferentTeam: 'the key reaches beyond the caller\'s teams' }, 404: { ApiKeyNotFound: 'no such key in the group' } } },
       { params: Type.Object({ group_id: GroupParams.properties.group_id, api_key_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 204: Type.Null({ description: 'Revoked' }) } },
     ),
   }, async (req, reply) => {
-    await revokeApiKey(app.ctx, req.params.group_id, req.params.api_key_id);
+    await revokeApiKey(app.ctx, req.groupScope!, req.params.api_key_id);
     return reply.status(204).send(null);
   });
 
   app.post('/api-keys', {
     schema: op(
-      { operationId: 'createApiKey', summary: 'Create an API key spanning several groups, or a superuser key', description: 'A superuser key is a key whose user_id is a superuser.', tags: ['auth'], access: superuserOnly('admin'), documents: INTERNAL, rateLimit: 'credentials' },
+      { operationId: 'createApiKey', summary: 'Create an API key spanning several groups, or a superuser key', description: 'A superuser key is a key whose user_id is a superuser; it acts as a superuser while its creator is one. Keys made here have origin `instance`.', tags: ['auth'], access: superuserOnly('admin'), documents: INTERNAL, rateLimit: 'credentials' },
       { body: CreateApiKeyBody, response: { 201: ApiKeyCreated } },
     ),
   }, async (req, reply) => {

@@ -11,9 +11,11 @@ import { cachePerDb } from '../../platform/cache.js';
 import { changesOf } from '../../platform/db/changes.js';
 import { hashSecret, newSecret, objectId } from '../../platform/ids.js';
 import { getGroup, type Group } from '../groups/service.js';
+import type { JWTPayload } from 'jose';
 import { emailClaim, issuerFor, unverifiedIssuer, verifyJwt } from './oidc.js';
 import { verifyPassword } from './passwords.js';
 import { checkLoginThrottle, recordLoginFailure, recordLoginSuccess } from './throttle.js';
+import { intersectTeams, keyScopes, keyTeams, requireWithinCaller, teamsOrWhole, teamsWithin } from './bounds.js';
 
 const DAY_MS = 86_400_000;
 /** The longest life a caller may ask for with `expire`. */
@@ -138,6 +140,7 @@ const basePrincipal = {
   role: null,
   teams: null,
   oidc: null,
+  key: null,
 } as const;
 
 interface SessionRow {
@@ -206,6 +209,12 @@ export async function principalFromSession(ctx: AppContext, sessionId: string): 
 
 // ---------------------------------------------------------------- API keys
 
+/** The host's own tools (CLI, demo loader, benchmarks): they make what an operator of the host could. */
+export const hostPrincipal: Principal = { ...basePrincipal, via: 'session', userId: null, email: null, superuser: true };
+
+/** The standing of a caller holding the whole group (the host's tools making a key under a group). */
+export const wholeGroup = (groupId: string): Pick<GroupScope, 'groupId' | 'teams'> => ({ groupId, teams: null });
+
 interface KeyRow {
   api_key_id: string;
   name: string | null;
@@ -218,20 +227,24 @@ interface KeyRow {
   scopes: Scope[] | null;
   expires_at: Date | null;
   created_by: string | null;
+  origin: 'group' | 'instance';
   created_at: Date;
   last_used_at: Date | null;
 }
 
-const KEY_COLUMNS = 'api_key_id, name, principal, user_id, device_id, role, group_ids, teams, scopes, expires_at, created_by, created_at, last_used_at';
+const KEY_COLUMNS = 'api_key_id, name, principal, user_id, device_id, role, group_ids, teams, scopes, expires_at, created_by, origin, created_at, last_used_at';
+
+type KeyLookupRow = KeyRow & { email: string | null; superuser: boolean | null; creator_superuser: boolean | null };
 
 export async function principalFromApiKey(ctx: AppContext, key: string): Promise<Principal | null> {
   const cache = apiKeyCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs);
   let c = cache.peek(key);
   if (!c) {
     const ticket = cache.ticket();
-    const k = (await ctx.db.query<KeyRow & { email: string | null; superuser: boolean | null }>(
-      `SELECT k.api_key_id, k.principal, k.user_id, k.device_id, k.role, k.group_ids, k.teams, k.scopes, k.expires_at, u.email, u.superuser
-       FROM api_keys k LEFT JOIN users u USING (user_id)
+    const k = (await ctx.db.query<KeyLookupRow>(
+      `SELECT k.api_key_id, k.principal, k.user_id, k.device_id, k.role, k.group_ids, k.teams, k.scopes, k.expires_at,
+              k.created_by, k.origin, u.email, u.superuser, c.superuser AS creator_superuser
+       FROM api_keys k LEFT JOIN users u ON u.user_id = k.user_id LEFT JOIN users c ON c.user_id = k.created_by
        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hashSecret(key)],
     ))[0];
@@ -242,16 +255,24 @@ export async function principalFromApiKey(ctx: AppContext, key: string): Promise
   return c.expiresAt !== null && c.expiresAt <= ctx.clock.now() ? null : c.principal;
 }
 
-function keyPrincipal(k: KeyRow & { email: string | null; superuser: boolean | null }): Principal {
+/**
+ * A key acts as a superuser only when its account is a superuser, a superuser made it with
+ * POST /api-keys (origin 'instance'; or the host's own tools, with no creator) and that creator is
+ * still a superuser. A key made under /groups/{g} is bound to g and never a superuser.
+ */
+function keyPrincipal(k: KeyLookupRow): Principal {
+  const creatorSuperuser = k.creator_superuser === true;
   const common = {
     ...basePrincipal,
     via: 'api_key' as const,
     apiKeyId: k.api_key_id,
     scopes: k.scopes,
     teams: k.teams.length > 0 ? k.teams : null,
+    key: { createdBy: k.created_by, origin: k.origin, creatorSuperuser },
   };
   if (k.principal === 'user') {
-    return { ...common, userId: k.user_id, email: k.email, superuser: k.superuser ?? false, groupIds: k.group_ids.length > 0 ? k.group_ids : null };
+    const superuser = k.superuser === true && k.origin === 'instance' && (k.created_by === null || creatorSuperuser);
+    return { ...common, userId: k.user_id, email: k.email, superuser, groupIds: k.group_ids.length > 0 ? k.group_ids : null };
   }
   if (k.principal === 'device') {
     return { ...common, userId: null, email: null, role: 'driver', groupIds: k.group_ids, device: { groupId: k.group_ids[0]!, deviceId: k.device_id! } };
@@ -287,9 +308,15 @@ function keyRecord(k: KeyRow): KeyRecord {
 
 /**
  * spec: Authentication 7: exactly one principal: user_id, or device_id, or role with group_ids.
- * `groupId` is the group of the path (POST /groups/{group_id}/api-keys); null for POST /api-keys.
+ * `where` is the caller's standing in the group of the path (POST /groups/{group_id}/api-keys);
+ * null for POST /api-keys (superusers). A key made under a group is bound to it, is never a
+ * superuser, and carries no more than its creator: its teams within the creator's, its principal
+ * (a user's membership, a device's team) within the creator's teams, its scopes within the
+ * creating session's (src/domains/auth/bounds.ts). At each request the key is bounded again by
+ * what its creator then holds (authorizeGroup).
  */
-export async function createApiKey(ctx: AppContext, creator: Principal, groupId: string | null, input: CreateKeyInput): Promise<KeyRecord & { value: string }> {
+export async function createApiKey(ctx: AppContext, creator: Principal, where: Pick<GroupScope, 'groupId' | 'teams'> | null, input: CreateKeyInput): Promise<KeyRecord & { value: string }> {
+  const groupId = where?.groupId ?? null;
   const principals = [input.user_id !== undefined, input.device_id !== undefined, input.role !== undefined].filter(Boolean).length;
   if (principals !== 1) throw invalid(['body'], 'Declare exactly one principal: user_id, or device_id, or role with group_ids', 'value_error');
   if (input.role === undefined && input.group_ids !== undefined && groupId !== null) {
@@ -308,17 +335,21 @@ export async function createApiKey(ctx: AppContext, creator: Principal, groupId:
     principal = 'device';
     const scopeGroup = groupId ?? input.group_ids?.[0];
     if (!scopeGroup || (input.group_ids && input.group_ids.length !== 1)) throw invalid(['body', 'group_ids'], 'A device key names the one group of the device', 'value_error');
-    const d = await ctx.db.query('SELECT 1 FROM devices WHERE group_id = $1 AND device_id = $2', [scopeGroup, input.device_id]);
-    if (d.length === 0) throw invalid(['body', 'device_id'], `No device ${JSON.stringify(input.device_id)} in group ${JSON.stringify(scopeGroup)}`, 'value_error', input.device_id);
+    const d = (await ctx.db.query<{ team_id: string | null }>('SELECT team_id FROM devices WHERE group_id = $1 AND device_id = $2', [scopeGroup, input.device_id]))[0];
+    if (!d) throw invalid(['body', 'device_id'], `No device ${JSON.stringify(input.device_id)} in group ${JSON.stringify(scopeGroup)}`, 'value_error', input.device_id);
+    if (where) requireWithinCaller(where, d.team_id === null ? null : [d.team_id], `Device ${JSON.stringify(input.device_id)}`);
     groupIds = [scopeGroup];
   } else {
     principal = 'user';
     const u = (await ctx.db.query<{ superuser: boolean }>('SELECT superuser FROM users WHERE user_id = $1', [input.user_id]))[0];
     if (!u) throw invalid(['body', 'user_id'], `No user ${JSON.stringify(input.user_id)}`, 'value_error', input.user_id);
     groupIds = groupId !== null ? [groupId] : [...new Set(input.group_ids ?? [])];
-    if (groupId !== null) {
-      const m = await ctx.db.query('SELECT 1 FROM memberships WHERE group_id = $1 AND user_id = $2', [groupId, input.user_id]);
-      if (m.length === 0 && !u.superuser) throw invalid(['body', 'user_id'], `User ${JSON.stringify(input.user_id)} has no role in group ${JSON.stringify(groupId)}`, 'value_error', input.user_id);
+    if (where) {
+      // Under a group, the account must hold a role there (a superuser's implicit admin does not
+      // count: that power is the superuser's own), no wider than the creator's teams.
+      const m = (await ctx.db.query<{ teams: string[] }>('SELECT teams FROM memberships WHERE group_id = $1 AND user_id = $2', [where.groupId, input.user_id]))[0];
+      if (!m) throw invalid(['body', 'user_id'], `User ${JSON.stringify(input.user_id)} has no role in group ${JSON.stringify(where.groupId)}`, 'value_error', input.user_id);
+      requireWithinCaller(where, m.teams, `User ${JSON.stringify(input.user_id)}`);
     }
   }
   if (groupIds.length > 0) {
@@ -326,49 +357,59 @@ export async function createApiKey(ctx: AppContext, creator: Principal, groupId:
     const missing = groupIds.filter((g) => !known.some((k) => k.group_id === g));
     if (missing.length > 0) throw invalid(['body', 'group_ids'], `Unknown groups: ${missing.join(', ')}`, 'value_error', missing);
   }
-  if (input.teams?.length) {
+  const teams = where ? keyTeams(where, input.teams) : [...(input.teams ?? [])];
+  if (teams.length > 0) {
     if (groupIds.length !== 1) throw invalid(['body', 'teams'], 'teams restrict a key bound to exactly one group', 'value_error');
-    const known = await ctx.db.query<{ team_id: string }>('SELECT team_id FROM teams WHERE group_id = $1 AND team_id = ANY($2)', [groupIds[0], input.teams]);
-    const missing = input.teams.filter((t) => !known.some((k) => k.team_id === t));
+    const known = await ctx.db.query<{ team_id: string }>('SELECT team_id FROM teams WHERE group_id = $1 AND team_id = ANY($2)', [groupIds[0], teams]);
+    const missing = teams.filter((t) => !known.some((k) => k.team_id === t));
     if (missing.length > 0) throw invalid(['body', 'teams'], `Unknown teams in group ${groupIds[0]}: ${missing.join(', ')}`, 'value_error', missing);
   }
+  const scopes = keyScopes(creator, input.scopes);
   const now = ctx.clock.now();
   if (input.expire) checkExpire(input.expire, now, 'body');
   const value = newSecret('tko_');
   const rows = await ctx.db.query<KeyRow>(
-    `INSERT INTO api_keys (api_key_id, key_hash, name, principal, user_id, device_id, role, group_ids, teams, scopes, expires_at, created_by, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+    `INSERT INTO api_keys (api_key_id, key_hash, name, principal, user_id, device_id, role, group_ids, teams, scopes, expires_at, created_by, origin, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
      RETURNING ${KEY_COLUMNS}`,
     [
       objectId(now.getTime()), hashSecret(value), input.name ?? null, principal, input.user_id ?? null, input.device_id ?? null,
-      input.role ?? (principal === 'device' ? 'driver' : null), groupIds, input.teams ?? [], input.scopes ?? null, input.expire ?? null,
-      creator.userId, now,
+      input.role ?? (principal === 'device' ? 'driver' : null), groupIds, teams, scopes, input.expire ?? null,
+      creator.userId, where ? 'group' : 'instance', now,
     ],
   );
   return { ...keyRecord(rows[0]!), value };
 }
 
-export async function listApiKeys(db: Queryable, groupId: string): Promise<KeyRecord[]> {
+/** The group's keys; a team-limited admin sees only the keys within its teams. */
+export async function listApiKeys(db: Queryable, scope: Pick<GroupScope, 'groupId' | 'teams'>): Promise<KeyRecord[]> {
   const rows = await db.query<KeyRow>(
     `SELECT ${KEY_COLUMNS} FROM api_keys WHERE $1 = ANY(group_ids) AND revoked_at IS NULL ORDER BY created_at, api_key_id`,
-    [groupId],
+    [scope.groupId],
   );
-  return rows.map(keyRecord);
+  return rows.filter((k) => teamsWithin(teamsOrWhole(k.teams), scope.teams)).map(keyRecord);
 }
 
-export async function revokeApiKey(ctx: AppContext, groupId: string, apiKeyId: string): Promise<void> {
-  const rows = await ctx.db.query(
-    'UPDATE api_keys SET revoked_at = $3 WHERE api_key_id = $1 AND $2 = ANY(group_ids) AND revoked_at IS NULL RETURNING api_key_id',
-    [apiKeyId, groupId, ctx.clock.now()],
-  );
-  if (rows.length === 0) throw errors.notFound('ApiKeyNotFound', `No API key ${JSON.stringify(apiKeyId)} in group ${JSON.stringify(groupId)}`);
+/** Revokes a key of the group; a team-limited admin, only a key within its teams. */
+export async function revokeApiKey(ctx: AppContext, scope: Pick<GroupScope, 'groupId' | 'teams'>, apiKeyId: string): Promise<void> {
+  const { groupId } = scope;
+  const key = (await ctx.db.query<{ teams: string[] }>(
+    'SELECT teams FROM api_keys WHERE api_key_id = $1 AND $2 = ANY(group_ids) AND revoked_at IS NULL',
+    [apiKeyId, groupId],
+  ))[0];
+  if (!key) throw errors.notFound('ApiKeyNotFound', `No API key ${JSON.stringify(apiKeyId)} in group ${JSON.stringify(groupId)}`);
+  requireWithinCaller(scope, key.teams, `API key ${JSON.stringify(apiKeyId)}`);
+  await ctx.db.query('UPDATE api_keys SET revoked_at = $3 WHERE api_key_id = $1 AND $2 = ANY(group_ids) AND revoked_at IS NULL', [apiKeyId, groupId, ctx.clock.now()]);
 }
 
 // ---------------------------------------------------------------- OpenID Connect
 
 /**
  * A JWT is verified against the group of the path when it is delegated; on a path without a
- * group, against the delegated groups whose issuer the token names.
+ * group, against the delegated groups whose issuer the token names. The identity is the token's
+ * (issuer, subject), mapped to an account (identitiesAccount); the principal is bound to the
+ * delegated groups of that issuer and audience, and is never a superuser: a group's provider
+ * grants only that group's memberships.
  */
 export async function principalFromJwt(ctx: AppContext, token: string, pathGroupId: string | undefined): Promise<Principal | null> {
   const candidates: Group[] = [];
@@ -378,27 +419,70 @@ export async function principalFromJwt(ctx: AppContext, token: string, pathGroup
     if (g.auth.provider === 'auth0') candidates.push(g);
   } else {
     const iss = unverifiedIssuer(token);
-    if (iss) {
-      const all = await ctx.db.query<Group>("SELECT group_id, name, features, auth, timezone, created_at, updated_at FROM groups WHERE auth->>'provider' = 'auth0'");
-      candidates.push(...all.filter((g) => g.auth.provider === 'auth0' && issuerFor(ctx.config.oidcIssuerTemplate, g.auth.domain) === iss));
-    }
+    if (iss) candidates.push(...(await delegatedGroupsOf(ctx, iss)));
   }
   for (const g of candidates) {
     if (g.auth.provider !== 'auth0') continue;
     const issuer = issuerFor(ctx.config.oidcIssuerTemplate, g.auth.domain);
-    let email: string | null;
+    let payload: JWTPayload;
     try {
-      email = emailClaim(await verifyJwt(token, issuer, g.auth.audience, ctx.clock.now(), ctx.config));
+      payload = await verifyJwt(token, issuer, g.auth.audience, ctx.clock.now(), ctx.config);
     } catch (err) {
       ctx.log.debug({ err, group_id: g.group_id }, 'JWT rejected');
       continue;
     }
-    if (!email) continue;
-    const user = (await ctx.db.query<UserRow>('SELECT user_id, email, superuser FROM users WHERE lower(email) = lower($1)', [email]))[0];
+    const audience = g.auth.audience;
+    const groupIds = (await delegatedGroupsOf(ctx, issuer)).filter((d) => d.auth.provider === 'auth0' && d.auth.audience === audience).map((d) => d.group_id);
+    const user = await identitiesAccount(ctx, issuer, payload, groupIds);
     if (!user) return null;
-    return { ...basePrincipal, via: 'jwt', userId: user.user_id, email: user.email, superuser: user.superuser, oidc: { issuer, audience: g.auth.audience } };
+    return { ...basePrincipal, via: 'jwt', userId: user.user_id, email: user.email, superuser: false, groupIds, oidc: { issuer, audience } };
   }
   return null;
+}
+
+async function delegatedGroupsOf(ctx: AppContext, issuer: string): Promise<Group[]> {
+  const all = await ctx.db.query<Group>("SELECT group_id, name, features, auth, timezone, created_at, updated_at FROM groups WHERE auth->>'provider' = 'auth0'");
+  return all.filter((g) => g.auth.provider === 'auth0' && issuerFor(ctx.config.oidcIssuerTemplate, g.auth.domain) === issuer);
+}
+
+/**
+ * The account of an external identity. Linked once by (issuer, subject); the first time, the
+ * token's email may link it to an account only when that account lives inside the delegated
+ * groups of this provider: it holds a role in one of them and in no other group, it is not a
+ * superuser, it has no password (it was made for these groups, not for a password login), and it
+ * has no other identity of this issuer. An email the provider says is unverified never links.
+ * Anything else is no account (401): an administrator of another group or a superuser can never
+ * be reached through a delegated group's provider.
+ */
+async function identitiesAccount(ctx: AppContext, issuer: string, payload: JWTPayload, groupIds: readonly string[]): Promise<{ user_id: string; email: string } | null> {
+  const subject = typeof payload.sub === 'string' && payload.sub.length > 0 ? payload.sub : null;
+  if (!subject) return null;
+  const linked = (await ctx.db.query<{ user_id: string; email: string; superuser: boolean }>(
+    'SELECT u.user_id, u.email, u.superuser FROM identities i JOIN users u USING (user_id) WHERE i.issuer = $1 AND i.subject = $2',
+    [issuer, subject],
+  ))[0];
+  if (linked) return linked.superuser ? null : linked;
+
+  const email = emailClaim(payload);
+  if (!email || payload['email_verified'] === false) return null;
+  const account = (await ctx.db.query<{ user_id: string; email: string; superuser: boolean; has_password: boolean; inside: number; outside: number; identities: number }>(
+    `SELECT u.user_id, u.email, u.superuser, u.password_hash IS NOT NULL AS has_password,
+            (SELECT count(*)::int FROM memberships m WHERE m.user_id = u.user_id AND m.group_id = ANY($2)) AS inside,
+            (SELECT count(*)::int FROM memberships m WHERE m.user_id = u.user_id AND NOT (m.group_id = ANY($2))) AS outside,
+            (SELECT count(*)::int FROM identities i WHERE i.user_id = u.user_id AND i.issuer = $3) AS identities
+     FROM users u WHERE lower(u.email) = lower($1)`,
+    [email, [...groupIds], issuer],
+  ))[0];
+  if (!account || account.superuser || account.has_password || account.inside === 0 || account.outside > 0 || account.identities > 0) {
+    ctx.log.info({ issuer, subject }, 'OpenID Connect identity not linked: no account of this provider\'s groups has its email');
+    return null;
+  }
+  const home = (await ctx.db.query<{ group_id: string }>('SELECT group_id FROM memberships WHERE user_id = $1 AND group_id = ANY($2) ORDER BY group_id LIMIT 1', [account.user_id, [...groupIds]]))[0]!;
+  await ctx.db.query(
+    'INSERT INTO identities (issuer, subject, user_id, group_id, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (issuer, subject) DO NOTHING',
+    [issuer, subject, account.user_id, home.group_id, ctx.clock.now()],
+  );
+  return { user_id: account.user_id, email: account.email };
 }
 
 // ---------------------------------------------------------------- authorization
@@ -429,21 +513,21 @@ export async function authorizeGroup(ctx: AppContext, p: Principal, groupId: str
     role = p.role;
     teams = p.teams;
   } else {
-    const m = p.userId
-      ? await membershipCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs).get(`${groupId}\u0000${p.userId}`, async () =>
-        (await ctx.db.query<{ role: Role; teams: string[]; driver_id: string | null }>('SELECT role, teams, driver_id FROM memberships WHERE group_id = $1 AND user_id = $2', [groupId, p.userId]))[0] ?? null)
-      : undefined;
+    const m = p.userId ? await membershipOf(ctx, groupId, p.userId) : null;
     if (m) {
       role = m.role;
-      teams = m.teams.length > 0 ? m.teams : null;
+      // A superuser's own credential sees the whole group whatever a membership says.
+      teams = p.superuser ? null : teamsOrWhole(m.teams);
       driverId = m.driver_id;
     } else if (p.superuser) {
       role = 'admin';
     } else {
       throw errors.noRole(groupId);
     }
-    if (p.teams) teams = teams ? teams.filter((t) => p.teams!.includes(t)) : p.teams;
+    teams = intersectTeams(teams, p.teams);
   }
+  if (p.key) teams = await boundByCreator(ctx, p.key, groupId, teams);
+  if (teams !== null && teams.length === 0) throw errors.forbidden('NoRole', `This credential's teams and those of its holder in group ${JSON.stringify(groupId)} have none in common`);
   if (!access.roles.includes(role) && !p.superuser) {
     throw errors.forbidden(access.roleError, `Your role ${role} may not call this endpoint; allowed: ${access.roles.join(', ')}`);
   }
@@ -451,6 +535,27 @@ export async function authorizeGroup(ctx: AppContext, p: Principal, groupId: str
   if (missing.length > 0) throw errors.forbidden('FeatureNotEnabled', `Group ${JSON.stringify(groupId)} does not have the features ${missing.join(', ')}`);
   checkScope(p, access.scope);
   return { groupId, role, teams, driverId, timezone: group.timezone, features: group.features };
+}
+
+type Membership = { role: Role; teams: string[]; driver_id: string | null };
+
+function membershipOf(ctx: AppContext, groupId: string, userId: string): Promise<Membership | null> {
+  return membershipCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs).get(`${groupId}\u0000${userId}`, async () =>
+    (await ctx.db.query<Membership>('SELECT role, teams, driver_id FROM memberships WHERE group_id = $1 AND user_id = $2', [groupId, userId]))[0] ?? null);
+}
+
+/**
+ * An API key carries at most what its creator holds in the group now: a creator who no longer
+ * administers the group leaves its keys without a role there, and the creator's teams bound the
+ * key's. Keys made by the host's tools (no creator) and keys a superuser made stay as made.
+ */
+async function boundByCreator(ctx: AppContext, key: NonNullable<Principal['key']>, groupId: string, teams: readonly string[] | null): Promise<readonly string[] | null> {
+  if (key.createdBy === null || key.creatorSuperuser) return teams;
+  const m = await membershipOf(ctx, groupId, key.createdBy);
+  if (!m || m.role !== 'admin') {
+    throw errors.forbidden('NoRole', `The account that made this API key no longer administers group ${JSON.stringify(groupId)}: the key carries no role there`);
+  }
+  return intersectTeams(teams, teamsOrWhole(m.teams));
 }
 
 export function checkScope(p: Principal, scope: Scope | undefined) {

@@ -13,7 +13,7 @@ import type { AppContext } from '../../platform/context.js';
 import type { GroupScope, Principal, Role } from '../../platform/http/access.js';
 import { ROLES } from '../../platform/http/access.js';
 import { localDate } from '../../platform/time.js';
-import { createApiKey } from '../auth/service.js';
+import { createApiKey, hostPrincipal, wholeGroup } from '../auth/service.js';
 import { createDepot } from '../fleet/depots.js';
 import { createDevice } from '../fleet/devices.js';
 import { createDriver } from '../fleet/drivers.js';
@@ -78,8 +78,8 @@ export async function loadDemo(ctx: AppContext, o: { seed?: number; groupId?: st
   const today = localDate(ctx.clock.now(), n.timezone);
 
   await createGroup(ctx, { group_id: groupId, name: 'Lumière (demo network)', timezone: n.timezone, features: ['device_event_sourcing', 'on_demand', 'rail_data'] });
-  await createTeam(ctx, groupId, { team_id: 'nord', name: 'Dépôt Nord' });
-  await createTeam(ctx, groupId, { team_id: 'sud', name: 'Dépôt Sud' });
+  await createTeam(ctx, wholeGroup(groupId), { team_id: 'nord', name: 'Dépôt Nord' });
+  await createTeam(ctx, wholeGroup(groupId), { team_id: 'sud', name: 'Dépôt Sud' });
   const scope: GroupScope = { groupId, role: 'admin', teams: null, driverId: null, timezone: n.timezone, features: [] };
 
   // Vehicle k and drivers 2k, 2k+1 belong to the team of the weekday block k's route (planning.ts).
@@ -117,10 +117,9 @@ export async function loadDemo(ctx: AppContext, o: { seed?: number; groupId?: st
   await createDepot(ctx, scope, { depot_id: 'sud', name: 'Dépôt Sud', team_id: 'sud', address: '4 avenue du Rail, Lumière', latitude: south.lat, longitude: south.lon });
 
   for (const a of DEMO_ACCOUNTS) {
-    await addMember(ctx, groupId, { email: a.email, password: a.password, role: a.role, teams: a.teams, organization: 'Lumière transports (demo)', ...(a.role === 'driver' ? { driver_id: driverIds[0]! } : {}) });
+    await addMember(ctx, scope, { email: a.email, password: a.password, role: a.role, teams: a.teams, organization: 'Lumière transports (demo)', ...(a.role === 'driver' ? { driver_id: driverIds[0]! } : {}) });
   }
-  const creator: Principal = { via: 'session', userId: null, email: null, superuser: true, scopes: null, sessionHash: null, apiKeyId: null, device: null, groupIds: null, role: null, teams: null, oidc: null };
-  const key = await createApiKey(ctx, creator, groupId, { role: 'reader', group_ids: [groupId], name: 'demo data warehouse' });
+  const key = await createApiKey(ctx, hostPrincipal, wholeGroup(groupId), { role: 'reader', group_ids: [groupId], name: 'demo data warehouse' });
 
   // The feed's calendars run from January of last year to December of next year.
   const year = Number(today.slice(0, 4));

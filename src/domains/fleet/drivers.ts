@@ -88,6 +88,12 @@ export async function driverExists(db: Queryable, groupId: string, driverId: str
   return (await findDriver(db, groupId, driverId)) !== null;
 }
 
+/** The driver's teams, or null when the group has no such driver. */
+export async function driverTeams(db: Queryable, groupId: string, driverId: string): Promise<{ teams: string[] } | null> {
+  const d = await findDriver(db, groupId, driverId);
+  return d ? { teams: d.teams } : null;
+}
+
 /** spec: GET drivers: archived defaults to false (archived drivers excluded); driver_code filters. */
 export async function listDrivers(db: Queryable, scope: GroupScope, q: { archived: boolean; driver_code?: string | undefined }) {
   const rows = await db.query<DriverRow>(

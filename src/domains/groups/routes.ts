@@ -41,10 +41,10 @@ export async function groupRoutes(fastify: FastifyInstance) {
 
   app.post('/groups/:group_id/teams', {
     schema: op(
-      { operationId: 'createTeam', summary: 'Create a team (a depot, an area, a subcontractor)', tags: ['groups'], access: groupRoles(ADMIN, 'CreateTeamRoleRequired', 'admin'), documents: INTERNAL, errors: { 409: { TeamExists: 'the team_id is taken in this group' } } },
+      { operationId: 'createTeam', summary: 'Create a team (a depot, an area, a subcontractor)', description: 'Only an admin of the whole group: a team-limited admin cannot make a team (it would lie outside its teams).', tags: ['groups'], access: groupRoles(ADMIN, 'CreateTeamRoleRequired', 'admin'), documents: INTERNAL, errors: { 403: { ForbiddenDifferentTeam: 'the caller is limited to teams' }, 409: { TeamExists: 'the team_id is taken in this group' } } },
       { params: GroupParams, body: CreateTeamBody, response: { 201: TeamRecord } },
     ),
-  }, async (req, reply) => reply.status(201).send(await createTeam(ctx, req.params.group_id, req.body)));
+  }, async (req, reply) => reply.status(201).send(await createTeam(ctx, req.groupScope!, req.body)));
 
   app.get('/groups/:group_id/teams', {
     schema: op(

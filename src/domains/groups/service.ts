@@ -2,9 +2,10 @@
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
 import { errors, invalid } from '../../platform/http/errors.js';
-import type { Feature } from '../../platform/http/access.js';
+import type { Feature, GroupScope } from '../../platform/http/access.js';
 import type { CreateGroupBody, GroupAuth, GroupRecord, PatchGroupBody, TeamRecord } from './schemas.js';
 import { checkOidcDomain } from '../auth/oidc.js';
+import { widerThanCaller } from '../auth/bounds.js';
 
 export interface Group {
   group_id: string;
@@ -95,7 +96,10 @@ export async function listGroupsFor(db: Queryable, who: { userId: string | null;
   );
 }
 
-export async function createTeam(ctx: AppContext, groupId: string, input: { team_id: string; name: string }): Promise<TeamRecord> {
+/** A team-limited admin cannot make a team: a new team lies outside its teams by definition. */
+export async function createTeam(ctx: AppContext, scope: Pick<GroupScope, 'groupId' | 'teams'>, input: { team_id: string; name: string }): Promise<TeamRecord> {
+  if (scope.teams !== null) throw widerThanCaller(`Team ${JSON.stringify(input.team_id)}`, scope.teams);
+  const groupId = scope.groupId;
   const rows = await ctx.db.query<TeamRecord & { created_at: Date }>(
     `INSERT INTO teams (group_id, team_id, name, created_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (group_id, team_id) DO NOTHING

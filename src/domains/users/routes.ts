@@ -8,7 +8,8 @@ import { CreateUserBody, CreatedMember, MemberRecord, PatchUserBody, RoleRecord,
 import { addMember, listMembers, removeMember, rolesFor, updateMember } from './service.js';
 
 const UserParams = Type.Object({ group_id: GroupId, user_id: UserId });
-const userNotFound = { 404: { UserNotFound: 'the user has no role in the group' } } as const;
+const userNotFound = { 403: { ForbiddenDifferentTeam: 'the user\'s role, before or after the change, reaches beyond the caller\'s teams' }, 404: { UserNotFound: 'the user has no role in the group' } } as const;
+const LIMITED = 'A team-limited admin gives, changes and removes only roles within its own teams (never the whole group), and links only drivers of its teams. See docs/security.md.';
 
 export async function userRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -16,10 +17,15 @@ export async function userRoutes(fastify: FastifyInstance) {
 
   app.post('/groups/:group_id/users', {
     schema: op(
-      { operationId: 'addUser', summary: 'Give a user a role in the group (creating the account if new)', tags: ['groups'], access: groupRoles(ADMIN, 'AddUserRoleRequired', 'admin'), documents: INTERNAL, errors: { 409: { MembershipExists: 'the user already has a role in this group' } } },
+      {
+        operationId: 'addUser', summary: 'Give a user a role in the group (creating the account if new)',
+        description: `${LIMITED} The answer shows what this group holds about the account (its email, the role given and the organization recorded here), never what other groups or the account itself hold.`,
+        tags: ['groups'], access: groupRoles(ADMIN, 'AddUserRoleRequired', 'admin'), documents: INTERNAL,
+        errors: { 403: { ForbiddenDifferentTeam: 'the role reaches beyond the caller\'s teams' }, 409: { MembershipExists: 'the user already has a role in this group' } },
+      },
       { params: GroupParams, body: CreateUserBody, response: { 201: CreatedMember } },
     ),
-  }, async (req, reply) => reply.status(201).send(await addMember(ctx, req.params.group_id, req.body)));
+  }, async (req, reply) => reply.status(201).send(await addMember(ctx, req.groupScope!, req.body)));
 
   app.get('/groups/:group_id/users', {
     schema: op(
@@ -30,18 +36,18 @@ export async function userRoutes(fastify: FastifyInstance) {
 
   app.patch('/groups/:group_id/users/:user_id', {
     schema: op(
-      { operationId: 'updateUser', summary: 'Change a user\'s role, teams or driver link in the group', tags: ['groups'], access: groupRoles(ADMIN, 'UpdateUserRoleRequired', 'admin'), documents: INTERNAL, errors: userNotFound },
+      { operationId: 'updateUser', summary: 'Change a user\'s role, teams or driver link in the group', description: LIMITED, tags: ['groups'], access: groupRoles(ADMIN, 'UpdateUserRoleRequired', 'admin'), documents: INTERNAL, errors: userNotFound },
       { params: UserParams, body: PatchUserBody, response: { 200: MemberRecord } },
     ),
-  }, async (req) => updateMember(ctx, req.params.group_id, req.params.user_id, req.body));
+  }, async (req) => updateMember(ctx, req.groupScope!, req.params.user_id, req.body));
 
   app.delete('/groups/:group_id/users/:user_id', {
     schema: op(
-      { operationId: 'removeUser', summary: 'Remove a user\'s role in the group (the account stays)', tags: ['groups'], access: groupRoles(ADMIN, 'RemoveUserRoleRequired', 'admin'), documents: INTERNAL, errors: userNotFound },
+      { operationId: 'removeUser', summary: 'Remove a user\'s role in the group (the account stays)', description: LIMITED, tags: ['groups'], access: groupRoles(ADMIN, 'RemoveUserRoleRequired', 'admin'), documents: INTERNAL, errors: userNotFound },
       { params: UserParams, response: { 204: Type.Null({ description: 'Removed' }) } },
     ),
   }, async (req, reply) => {
-    await removeMember(ctx, req.params.group_id, req.params.user_id);
+    await removeMember(ctx, req.groupScope!, req.params.user_id);
     return reply.status(204).send(null);
   });
 

@@ -13,7 +13,7 @@ export const CreateUserBody = Type.Object(
     password: Type.Optional(Password),
     role: Role,
     teams: Type.Optional(Type.Array(TeamId, { uniqueItems: true, description: 'Teams the user is limited to; empty or absent = the whole group.' })),
-    organization: Type.Optional(Type.String({ maxLength: 200, description: 'The organization the user account belongs to (spec: What the service does 6).' })),
+    organization: Type.Optional(Type.String({ maxLength: 200, description: 'The organization the user account belongs to (spec: What the service does 6), as this group records it: shown to this group only.' })),
     driver_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{24}$', description: 'For the driver role: the driver record this account is (planning and ratings read it).' })),
   },
   {

@@ -5,7 +5,8 @@ import { errors, invalid } from '../../platform/http/errors.js';
 import type { GroupScope, Principal, Role } from '../../platform/http/access.js';
 import { objectId } from '../../platform/ids.js';
 import { hashPassword } from '../auth/passwords.js';
-import { driverExists } from '../fleet/drivers.js';
+import { driverTeams } from '../fleet/drivers.js';
+import { requireWithinCaller } from '../auth/bounds.js';
 import { checkKnownTeams, requireGroup } from '../groups/service.js';
 import type { CreateUserBody, MemberRecord, PatchUserBody, RoleRecord } from './schemas.js';
 
@@ -22,7 +23,12 @@ interface MemberRow {
 
 const memberRecord = (r: MemberRow): MemberRecord => ({ ...r, created_at: r.created_at.toISOString() });
 
-const MEMBER_SELECT = `SELECT u.user_id, u.email, u.organization, m.group_id, m.role, m.teams, m.driver_id, m.created_at
+/**
+ * A group sees of an account only what it holds itself: the email (how it named the account), and
+ * its membership, with the organization this group recorded (item 5 of the security audit: the
+ * account's own organization is never shown to another group).
+ */
+const MEMBER_SELECT = `SELECT u.user_id, u.email, m.organization, m.group_id, m.role, m.teams, m.driver_id, m.created_at
   FROM memberships m JOIN users u USING (user_id)`;
 
 export async function findUserByEmail(db: Queryable, email: string) {
@@ -50,15 +56,29 @@ export async function bootstrapSuperuser(ctx: AppContext): Promise<'created' | '
   return created ? 'created' : 'exists';
 }
 
-/** memberships.driver_id links a driver account to its driver record (planning and ratings read it). */
-async function checkDriver(db: Queryable, groupId: string, driverId: string | null | undefined) {
-  if (driverId && !(await driverExists(db, groupId, driverId))) throw invalid(['body', 'driver_id'], `No driver ${driverId} in group ${groupId}`, 'value_error', driverId);
+/**
+ * memberships.driver_id links a driver account to its driver record (planning and ratings read
+ * it); a team-limited admin links only drivers of its teams.
+ */
+async function checkDriver(db: Queryable, scope: Caller, driverId: string | null | undefined) {
+  if (!driverId) return;
+  const driver = await driverTeams(db, scope.groupId, driverId);
+  if (!driver) throw invalid(['body', 'driver_id'], `No driver ${driverId} in group ${scope.groupId}`, 'value_error', driverId);
+  requireWithinCaller(scope, driver.teams, `Driver ${driverId}`);
 }
 
-export async function addMember(ctx: AppContext, groupId: string, input: CreateUserBody): Promise<MemberRecord & { existing_user: boolean }> {
+type Caller = Pick<GroupScope, 'groupId' | 'teams'>;
+
+/**
+ * A team-limited admin gives roles only within its teams: the membership it makes or changes, before
+ * and after, is limited to some of the admin's teams (bounds.ts).
+ */
+export async function addMember(ctx: AppContext, scope: Caller, input: CreateUserBody): Promise<MemberRecord & { existing_user: boolean }> {
+  const groupId = scope.groupId;
   const group = await requireGroup(ctx.db, groupId);
   await checkKnownTeams(ctx.db, groupId, input.teams);
-  await checkDriver(ctx.db, groupId, input.driver_id);
+  requireWithinCaller(scope, input.teams, `A role for ${input.email}`);
+  await checkDriver(ctx.db, scope, input.driver_id);
   const hash = input.password === undefined ? null : await hashPassword(input.password);
   return ctx.db.transaction(async (tx) => {
     const now = ctx.clock.now();
@@ -72,9 +92,9 @@ export async function addMember(ctx: AppContext, groupId: string, input: CreateU
       ))[0]!;
     }
     const inserted = await tx.query(
-      `INSERT INTO memberships (group_id, user_id, role, teams, driver_id, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (group_id, user_id) DO NOTHING RETURNING user_id`,
-      [groupId, user.user_id, input.role, input.teams ?? [], input.driver_id ?? null, now],
+      `INSERT INTO memberships (group_id, user_id, role, teams, driver_id, organization, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (group_id, user_id) DO NOTHING RETURNING user_id`,
+      [groupId, user.user_id, input.role, input.teams ?? [], input.driver_id ?? null, input.organization ?? null, now],
     );
     if (inserted.length === 0) throw errors.conflict('MembershipExists', `${input.email} already has a role in group ${groupId}; change it with PATCH`);
     const row = (await tx.query<MemberRow>(`${MEMBER_SELECT} WHERE m.group_id = $1 AND m.user_id = $2`, [groupId, user.user_id]))[0]!;
@@ -86,9 +106,12 @@ export async function listMembers(db: Queryable, groupId: string): Promise<Membe
   return (await db.query<MemberRow>(`${MEMBER_SELECT} WHERE m.group_id = $1 ORDER BY u.email`, [groupId])).map(memberRecord);
 }
 
-export async function updateMember(ctx: AppContext, groupId: string, userId: string, patch: PatchUserBody): Promise<MemberRecord> {
+export async function updateMember(ctx: AppContext, scope: Caller, userId: string, patch: PatchUserBody): Promise<MemberRecord> {
+  const groupId = scope.groupId;
   await checkKnownTeams(ctx.db, groupId, patch.teams);
-  await checkDriver(ctx.db, groupId, patch.driver_id);
+  await requireMemberWithinCaller(ctx.db, scope, userId);
+  if (patch.teams !== undefined) requireWithinCaller(scope, patch.teams, `User ${JSON.stringify(userId)}'s new teams`);
+  await checkDriver(ctx.db, scope, patch.driver_id);
   const rows = await ctx.db.query<{ user_id: string }>(
     `UPDATE memberships SET
        role = COALESCE($3, role),
@@ -102,7 +125,16 @@ export async function updateMember(ctx: AppContext, groupId: string, userId: str
   return memberRecord((await ctx.db.query<MemberRow>(`${MEMBER_SELECT} WHERE m.group_id = $1 AND m.user_id = $2`, [groupId, userId]))[0]!);
 }
 
-export async function removeMember(ctx: AppContext, groupId: string, userId: string): Promise<void> {
+/** 404 when the account holds no role in the group; 403 when its role reaches beyond the caller's teams. */
+async function requireMemberWithinCaller(db: Queryable, scope: Caller, userId: string): Promise<void> {
+  const m = (await db.query<{ teams: string[] }>('SELECT teams FROM memberships WHERE group_id = $1 AND user_id = $2', [scope.groupId, userId]))[0];
+  if (!m) throw errors.notFound('UserNotFound', `User ${JSON.stringify(userId)} has no role in group ${JSON.stringify(scope.groupId)}`);
+  requireWithinCaller(scope, m.teams, `User ${JSON.stringify(userId)}`);
+}
+
+export async function removeMember(ctx: AppContext, scope: Caller, userId: string): Promise<void> {
+  const groupId = scope.groupId;
+  await requireMemberWithinCaller(ctx.db, scope, userId);
   const rows = await ctx.db.query('DELETE FROM memberships WHERE group_id = $1 AND user_id = $2 RETURNING user_id', [groupId, userId]);
   if (rows.length === 0) throw errors.notFound('UserNotFound', `User ${JSON.stringify(userId)} has no role in group ${JSON.stringify(groupId)}`);
 }
@@ -120,7 +152,7 @@ export async function rolesFor(db: Queryable, principal: Principal, scope: Group
     teams: scope.teams ? [...scope.teams] : [],
   };
   if (principal.userId) {
-    const org = await db.query<{ organization: string | null }>('SELECT organization FROM users WHERE user_id = $1', [principal.userId]);
+    const org = await db.query<{ organization: string | null }>('SELECT organization FROM memberships WHERE group_id = $1 AND user_id = $2', [scope.groupId, principal.userId]);
     own.organization = org[0]?.organization ?? null;
   }
   return [own];

@@ -82,6 +82,11 @@ export interface Principal {
   teams: readonly string[] | null;
   /** For a JWT: the issuer and audiences it was verified for. */
   oidc: { issuer: string; audience: string } | null;
+  /**
+   * For an API key: who made it and how. A key never carries more than its creator holds in the
+   * group at the time of each request (src/domains/auth/bounds.ts, authorizeGroup).
+   */
+  key: { createdBy: string | null; origin: 'group' | 'instance'; creatorSuperuser: boolean } | null;
 }
 
 /** The caller's standing in the group of the path. */
