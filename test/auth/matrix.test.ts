@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLES, type Access, type Role } from '../../src/platform/http/access.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
+import { apiRoutes as allRoutes, callRoute, urlOf as urlOfRoute } from '../helpers/routes.js';
 
 let t: TestApp;
 let g: string;
@@ -24,16 +25,9 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const apiRoutes = () => t.app.routeTable.filter((r) => r.url.startsWith('/api/v4/') || r.url.startsWith('/nav-data-processor-api/'));
-
-function urlOf(url: string): string {
-  return url.replace(/:([a-z_]+)/g, (_m, name: string) => (name === 'group_id' ? g : name.endsWith('driver_id') ? 'a'.repeat(24) : 'x1'));
-}
-
-async function call(method: string, url: string, headers: Record<string, string> = {}) {
-  const withBody = ['POST', 'PUT', 'PATCH'].includes(method);
-  return inject(t, { method: method as 'GET', url: urlOf(url), headers, ...(withBody ? { payload: {} } : {}) });
-}
+const apiRoutes = () => allRoutes(t);
+const urlOf = (url: string) => urlOfRoute(url, g);
+const call = (method: string, url: string, headers: Record<string, string> = {}) => callRoute(t, method, url, g, headers);
 
 describe('authorization matrix', () => {
   it('every API route declares its access', () => {
