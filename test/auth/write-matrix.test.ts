@@ -128,9 +128,9 @@ describe('nothing made carries more than its maker', () => {
 
   for (const teaming of TEAMINGS) {
     for (const scoped of [false, true]) {
-      it(`keys and roles made by an admin (${teaming}, ${scoped ? 'a session scoped to admin and read' : 'a full session'})`, async () => {
+      it(`keys and roles made by an admin (${teaming}, ${scoped ? 'a session scoped to admin, read and write' : 'a full session'})`, async () => {
         const maker = admins[teaming];
-        const makerScopes: Scope[] | null = scoped ? ['admin', 'read'] : null;
+        const makerScopes: Scope[] | null = scoped ? ['admin', 'read', 'write'] : null;
         const headers = scoped ? await scopedSession(maker, makerScopes!) : maker.auth;
         const bound = teamsOf(teaming);
         const failures: string[] = [];
@@ -140,7 +140,7 @@ describe('nothing made carries more than its maker', () => {
         for (const role of ROLES) for (const teams of asked) bodies.push({ role, group_ids: [g], ...(teams ? { teams } : {}) });
         for (const [who, u] of members) bodies.push({ user_id: u.userId, name: who });
         for (const device_id of ['tab-nord', 'tab-sud', 'tab-none']) bodies.push({ device_id });
-        for (const scopes of [undefined, ['read'], ['read', 'write'], [...SCOPES]]) bodies.push({ role: 'reader', group_ids: [g], ...(scopes ? { scopes } : {}) });
+        for (const scopes of [undefined, ['read'], ['read', 'write'], ['read', 'export'], [...SCOPES]]) bodies.push({ role: 'reader', group_ids: [g], ...(scopes ? { scopes } : {}) });
 
         for (const body of bodies) {
           const res = await makeKey(headers, body);
