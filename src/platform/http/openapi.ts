@@ -7,6 +7,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Document } from './route.js';
 import { SCOPE_DESCRIPTIONS } from './access.js';
+import { MAX_CSV_COLUMNS, MAX_CSV_LINE_BYTES } from '../csv.js';
+import { MAX_LISTED_ISSUES } from './errors.js';
+import { API_YEARS, MAX_UNIX_SECONDS } from './params.js';
+import { MAX_JSON_DEPTH } from './validation.js';
 
 export const VERSIONS = ['v2', 'v3', 'v4', 'v5'] as const;
 export type Version = (typeof VERSIONS)[number];
@@ -39,6 +43,10 @@ export function swaggerOptions(version: string) {
           'Operations back office for public transport networks, API v4.',
           '',
           'Errors: every error but 422 answers `{"detail": "<message>", "code": "<ErrorName>"}`; 422 answers FastAPI\'s HTTPValidationError `{"detail": [{"loc": [...], "msg": "...", "type": "..."}]}`.',
+          `A 422 lists at most ${MAX_LISTED_ISSUES} problems, then one item of type \`too_many_errors\` saying how many more there were; an \`input\` it quotes is cut at 200 characters (a large object or list is left out).`,
+          '',
+          `Input bounds: a JSON body nests at most ${MAX_JSON_DEPTH} levels (422 \`json_invalid\`); dates and date-times are real days of the ${API_YEARS}, and UNIX seconds at most ${MAX_UNIX_SECONDS}; ` +
+            `a CSV body (imports, planning files) has lines of at most ${MAX_CSV_LINE_BYTES} bytes and ${MAX_CSV_COLUMNS} columns (422 naming the line).`,
           '',
           'Credentials (spec: Authentication), in this order of precedence when several are sent: the `Authorization` header (`Bearer <session_id>`, `Bearer <JWT>` for groups delegated to OpenID Connect, or `Api-Key <key>`), then the `x-api-key` header, then the `session_id` cookie. A credential that is present but invalid answers 401 `Unauthenticated`; the next one is not tried.',
           '',
