@@ -215,6 +215,7 @@ describe('item 8: 500s on bad input', () => {
     expect(r.status).toBe(200);
     expect(r.json.accepted).toEqual([good.id]);
     expect(r.json.rejected.map((x: any) => [x.id, x.errors[0].loc])).toEqual([[badAt.id, ['at']], [badDate.id, ['service_date']], [zoneSuffix.id, ['at']]]);
+    expect(r.json.rejected[0].errors[0].msg).toContain('years 1900 to 2999');
   });
 
   it('a NUL byte inside a GTFS file answers 422 naming the file, line and field, not 500', async () => {

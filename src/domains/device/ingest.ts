@@ -9,6 +9,7 @@ import { Compile } from 'typebox/compile';
 import type { AppContext } from '../../platform/context.js';
 import { changesOf, type AnnouncedTable } from '../../platform/db/changes.js';
 import type { Queryable, Tx } from '../../platform/db/index.js';
+import { FORMAT_HINTS } from '../../platform/http/params.js';
 import { objectId } from '../../platform/ids.js';
 import { gtfsSeconds } from '../gtfs/time.js';
 import { appendHistory, stateBoundErrors, type HistoryEventInput } from './history.js';
@@ -63,6 +64,8 @@ function check(raw: unknown, index: number): Valid | Rejection {
         const extra = (e.params as { additionalProperties?: string[]; requiredProperties?: string[] });
         if (e.keyword === 'additionalProperties' && extra.additionalProperties) return { loc: [...loc, ...extra.additionalProperties.slice(0, 1)], msg: 'unknown field' };
         if (e.keyword === 'required' && extra.requiredProperties) return { loc: [...loc, ...extra.requiredProperties.slice(0, 1)], msg: 'required' };
+        const format = (e.params as { format?: string }).format;
+        if (e.keyword === 'format' && format && FORMAT_HINTS[format]) return { loc, msg: `must be a ${FORMAT_HINTS[format]}` };
         return { loc, msg: e.message };
       });
     return { index, id, errors };
