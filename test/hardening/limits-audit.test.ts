@@ -3,10 +3,12 @@
  * answers kept by caches, no request timeout. The live stream part is in test/live/standing.test.ts.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, send } from '../helpers/actual.js';
+import { minimalZip } from '../helpers/gtfs.js';
 import { subscribe } from '../helpers/live.js';
 
 let t: TestApp;
@@ -14,8 +16,22 @@ let g: string;
 let admin: TestUser;
 let operator: TestUser;
 beforeAll(async () => {
-  // Short timeouts: an ordinary body has 1 s, an upload 2 s.
-  t = await setup({ config: { timeouts: { requestMs: 1000, uploadMs: 2000, idleMs: 0 } } });
+  // Short timeouts: an ordinary body has 1 s, an upload 4 s.
+  t = await setup({
+    config: { timeouts: { requestMs: 1000, uploadMs: 4000, idleMs: 0 } },
+    // An answer that starts after the request timeout and is written for longer than the upload
+    // timeout, in pieces (as a CSV export is).
+    extraRoutes: (app) => app.get('/test/slow-answer', async (_req, reply) => {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      async function* pieces() {
+        for (let i = 0; i < 10; i++) {
+          yield `line ${i}\n`;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      }
+      return reply.type('text/plain').send(Readable.from(pieces()));
+    }),
+  });
   g = await newGroup(t);
   admin = await newUser(t, { groupId: g, role: 'admin' });
   operator = await newUser(t, { groupId: g, role: 'operator' });
@@ -150,13 +166,14 @@ describe('no Cache-Control: no-store on login and authenticated answers (audit 9
 
   it('every answer of an authenticated operation carries no-store, cached reads and errors included', async () => {
     const vehicles = `/api/v4/groups/${g}/vehicles`;
+    const leaving = await newUser(t, { groupId: g, role: 'reader' });
     for (const [url, headers, status] of [
       [vehicles, admin.auth, 200],
       [vehicles, admin.auth, 200], // a second time: the answer cache's hit
       [vehicles, {}, 401],
       [`/api/v4/groups/${g}/users`, operator.auth, 403],
       ['/api/v4/groups', admin.auth, 200],
-      ['/api/v4/logout', admin.auth, 204],
+      ['/api/v4/logout', leaving.auth, 204],
     ] as [string, Record<string, string>, number][]) {
       const r = await inject(t, { url, headers });
       expect(r.status, url).toBe(status);
@@ -178,6 +195,12 @@ describe('no Cache-Control: no-store on login and authenticated answers (audit 9
   });
 });
 
+/** The port of the app, listening on the loopback. */
+async function listening(): Promise<number> {
+  if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
+  return (t.app.server.address() as { port: number }).port;
+}
+
 /** A raw client: sends `head` and waits; resolves with what the server answered once it closes or answers. */
 function rawClient(port: number) {
   const socket: Socket = tcpConnect(port, '127.0.0.1');
@@ -198,8 +221,7 @@ describe('no request timeout: a slow body stayed open (audit 9d)', () => {
   });
 
   it('a request whose body never completes is answered 408 or closed', async () => {
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const { port } = t.app.server.address() as { port: number };
+    const port = await listening();
     const c = rawClient(port);
     c.socket.write('POST /api/v4/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email": "slow');
     await waitFor('the server to answer 408 or close', () => c.state.ended || /RequestTimeout/.test(c.state.data));
@@ -208,15 +230,27 @@ describe('no request timeout: a slow body stayed open (audit 9d)', () => {
   });
 
   it('an upload whose body never completes is closed too (its own, longer bound)', async () => {
-    const { port } = t.app.server.address() as { port: number };
+    const port = await listening();
     const c = rawClient(port);
     c.socket.write(`POST /api/v4/groups/${g}/gtfs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${admin.auth['authorization']}\r\nContent-Type: application/zip\r\nContent-Length: 100000\r\n\r\nPK`);
     await waitFor('the server to close the upload', () => c.state.ended || /^HTTP\/1\.1 408/.test(c.state.data));
     c.socket.destroy();
   });
 
+  it('an upload slower than the request timeout but within its own is received', async () => {
+    const port = await listening();
+    const zip = minimalZip();
+    const c = rawClient(port);
+    c.socket.write(`POST /api/v4/groups/${g}/gtfs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${admin.auth['authorization']}\r\nContent-Type: application/zip\r\nContent-Length: ${zip.length}\r\nConnection: close\r\n\r\n`);
+    c.socket.write(zip.subarray(0, 100));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    c.socket.write(zip.subarray(100));
+    await waitFor('the answer', () => c.state.ended);
+    expect(c.state.data).toMatch(/^HTTP\/1\.1 201 /);
+  });
+
   it('headers that never complete are closed too', async () => {
-    const { port } = t.app.server.address() as { port: number };
+    const port = await listening();
     const c = rawClient(port);
     c.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
     await waitFor('the server to close', () => c.state.ended || /^HTTP\/1\.1 408/.test(c.state.data));
@@ -224,15 +258,22 @@ describe('no request timeout: a slow body stayed open (audit 9d)', () => {
   });
 
   it('a request whose body arrives in time is answered as usual', async () => {
-    const { port } = t.app.server.address() as { port: number };
+    const port = await listening();
     const r = await fetch(`http://127.0.0.1:${port}/api/v4/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'nobody@example.org', password: 'wrong password' }) });
     expect(r.status).toBe(401);
+  });
+
+  it('an answer being written is not cut by the request or upload timeouts (streamed exports)', async () => {
+    const port = await listening();
+    const r = await fetch(`http://127.0.0.1:${port}/test/slow-answer`);
+    expect(r.status).toBe(200);
+    expect(await r.text()).toBe(Array.from({ length: 10 }, (_v, i) => `line ${i}\n`).join(''));
   });
 
   it('the live stream outlives the request and upload timeouts after its upgrade', async () => {
     const s = await subscribe(t.app, g, operator.auth);
     // Past both bounds and several of Node's checks (every 250 ms here).
-    await new Promise((resolve) => setTimeout(resolve, 3500));
+    await new Promise((resolve) => setTimeout(resolve, 5000));
     expect(s.ws.readyState).toBe(s.ws.OPEN);
     // And it still works both ways: a ping is answered.
     const pong = new Promise<void>((resolve) => s.ws.once('pong', () => resolve()));

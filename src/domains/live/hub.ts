@@ -464,11 +464,14 @@ export class LiveHub {
       return;
     }
     this.checking = (async () => {
-      do {
+      // A burst of changes (logins insert sessions) makes one check.
+      await new Promise((resolve) => setTimeout(resolve, RECHECK_AFTER_MS).unref());
+      while (!this.closed) {
         this.checkAgain = false;
         await this.recheckCredentials();
         await this.recheckStandings();
-      } while (this.checkAgain && !this.closed);
+        if (!this.checkAgain) break;
+      }
     })()
       .catch((err: unknown) => this.ctx.log.warn({ err }, 'live credential check failed'))
       .finally(() => {
@@ -539,6 +542,9 @@ export class LiveHub {
     this.heartbeat.unref();
   }
 }
+
+/** How long a check waits after the change that calls it, for the changes that come with it. */
+const RECHECK_AFTER_MS = 100;
 
 /** What a client's standing is read from: a change to one of them checks every client again. */
 const STANDING_TABLES = ['memberships', 'sessions', 'api_keys', 'users', 'groups'];
