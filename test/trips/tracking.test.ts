@@ -46,7 +46,10 @@ const ref = (trip: string) => ({ trip_id: trip, service_date: DATE });
 
 describe('trip tracking', () => {
   it('times stops from events and, where events are missing, from positions on the shape', async () => {
-    // A position a minute from 07:01 to 07:21, 0.001° north each minute: S2 (0.010° from S1) at 07:11.
+    // A position a minute from 07:01 to 07:21, 0.001° north each minute (111 m/min): the bus is on
+    // S2 (0.010° from S1) at 07:11 without stopping. It arrives 15 m before it (07:10:52) and has
+    // departed once 30 m beyond it (07:11:16), which is when S2 is passed (the old rule took the
+    // fix on the stop, before the vehicle had moved beyond it).
     const positions = Array.from({ length: 21 }, (_, k) => item('position', minute(1 + k), { lat: 48.85 + 0.001 * k, lon: 2.35, gps_valid: true, ...ref('T1') }));
     const r = await send(t, g, dev.auth, [
       item('trip_start', minute(-2), ref('T1')),
@@ -60,8 +63,13 @@ describe('trip tracking', () => {
     const [trip] = await trackingOf(t.db, g, DATE, ['T1'], { now: new Date(minute(30)) });
     expect(trip!.stops.map((s) => [s.stop_id, s.source, s.actual_at, s.delay_seconds, s.status])).toEqual([
       ['S1', 'event', minute(1), 60, 'passed'], // departure 07:01 against 08:00 local
-      ['S2', 'position', minute(11), 0, 'passed'], // position on S2 at 07:11, departure 08:11 local
+      ['S2', 'position', minute(11, 16), 16, 'passed'], // departed 07:11:16, scheduled departure 08:11 local
       ['S3', 'event', minute(22), 120, 'passed'], // last stop: arrival 07:22 against 08:20 local
+    ]);
+    expect(trip!.stops.map((s) => [s.actual_arrival_at, s.actual_departure_at, s.dwell_seconds])).toEqual([
+      [minute(1), minute(1), 0], // the first fix, on S1; the departure event
+      [minute(10, 52), minute(11, 16), 24],
+      [minute(22), null, null], // the arrival event
     ]);
     expect(trip).toMatchObject({ status: 'completed', delay_seconds: 120, delay_stop_sequence: 3, recorded: true, vehicle_ids: [bus], driver_ids: [driver], device_ids: [dev.deviceId] });
     expect(trip!.km).toEqual({ tk: 2.224, vk: 2.224, recorded_commercial_km: 2.224, off_itinerary_km: 0, reliable_km: 2.224, unreliable_km: 0, percent_km: 100 });

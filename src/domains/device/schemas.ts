@@ -38,11 +38,11 @@ const TripRef = {
   start_time: Type.Optional(StartTime),
 };
 
-export const TripStartItem = item('trip_start', 'The duty starts operating a trip.', { ...TripRef, block_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) });
+export const TripStartItem = item('trip_start', 'The duty starts operating a trip: the driver took it, possibly while laying over at its first stop. Not a departure: the first stop is departed at a `departure` trip_event of that stop, else when the positions show the vehicle leaving it (positions reported while laying over do not start the trip; docs/tracking.md).', { ...TripRef, block_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) });
 export const TripEndItem = item('trip_end', 'The duty ends a trip.', { ...TripRef });
 
 export const TRIP_EVENT_KINDS = ['stop_passed', 'departure', 'arrival', 'state_change'] as const;
-export const TripEventItem = item('trip_event', 'A fact during a trip: a stop passed, a departure, an arrival, a state change.', {
+export const TripEventItem = item('trip_event', 'A fact during a trip: a stop passed, a departure, an arrival, a state change. What a driver application sends: `departure` when leaving the first stop (after any layover), `arrival` and `departure` at an intermediate stop (or one `stop_passed` when it cannot tell them apart), `arrival` at the last stop; each names its call by stop_sequence (or stop_id). An event gives the stop\'s time and wins over the positions.', {
   ...TripRef,
   event: StringEnum(TRIP_EVENT_KINDS),
   stop_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),

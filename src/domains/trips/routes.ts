@@ -19,8 +19,9 @@ import {
 } from './exports.js';
 import { GPS_UNRELIABLE_SHARE, getTrip, listTripsOfDate } from './service.js';
 import { EARLY_BEFORE_SECONDS, LATE_AFTER_SECONDS, tripTrackingStats } from './stats.js';
+import { ARRIVAL_BEFORE_M, DEPARTURE_BEYOND_M, DEPARTURE_CLEAR_M, KM_DEADBAND_M, OFF_KM_DEADBAND_M, STOP_RADIUS_M } from './passages.js';
 import {
-  GPS_GAP_SECONDS, NOT_DONE_AFTER_SECONDS, OFF_ITINERARY_M, STOP_RADIUS_M, STOP_STATUSES, TRIP_CLOSE_AFTER_SECONDS, TRIP_STATUSES, startTrackingWorker,
+  GPS_GAP_SECONDS, NOT_DONE_AFTER_SECONDS, OFF_ITINERARY_M, STOP_STATUSES, TRIP_CLOSE_AFTER_SECONDS, TRIP_STATUSES, startTrackingWorker,
 } from './tracking.js';
 
 const CsvResponse = { description: 'CSV', content: { 'text/csv': { schema: Type.String() } } };
@@ -32,14 +33,20 @@ const list = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `\
 export const DEFINITIONS = [
   `**Trip statuses**: ${list(TRIP_STATUSES)}. A recorded trip is over when a trip_end was reported, its last stop was passed, or ${TRIP_CLOSE_AFTER_SECONDS / 60} minutes after its scheduled end; a trip with nothing recorded is not_done ${NOT_DONE_AFTER_SECONDS / 60} minutes after its scheduled end.`,
   `**Stop statuses**: ${list(STOP_STATUSES)}.`,
-  'A stop is passed at the time of a trip event of the stop (last stop: first arrival; other stops: last departure, else first stop_passed, else first arrival), or, where no event names it, ' +
-    `at the position with a valid fix closest to the stop among the first run of the trip's positions within ${STOP_RADIUS_M} m of it after the previous stop was passed.`,
+  '**Arrival and departure** at a stop (`actual_arrival_at`, `actual_departure_at`; `dwell_seconds` = their difference): from the trip events of the stop first (arrival: the first `arrival`, else `stop_passed`; ' +
+    'departure: the last `departure`, else `stop_passed`), else from the trip\'s positions with a valid fix, by progress along the itinerary (the GTFS shape, else the line through the stops; ' +
+    'each fix projected near the previous one, so loops and stops close together are told apart): the vehicle arrives when it reaches ' + `${ARRIVAL_BEFORE_M} m before the stop (the first stop: also its first fix within ${STOP_RADIUS_M} m of it) and departs once it is ${DEPARTURE_BEYOND_M} m beyond it ` +
+    `on two consecutive fixes (or ${DEPARTURE_CLEAR_M} m on one), never while approaching or dwelling; a bus laying over at the first stop departs when it leaves. ` +
+    `A stop crossed off itinerary (farther than ${OFF_ITINERARY_M} m) or during a GPS gap (fixes more than ${GPS_GAP_SECONDS} s apart) gets no time from positions. ` +
+    '**A stop is passed** (`actual_at`) at its departure (the last stop: at its arrival); a stop with only an arrival event is passed at that event.',
   '**Delay**: passing time minus scheduled time (departure; arrival for the last stop), in seconds, negative when early. The trip\'s delay is the delay at the last stop passed.',
   '**Kilometres** (km, rounded to the metre, measured with cheap-ruler from the positions reporting the trip_id and service date, consecutive per device): ' +
-    '`tk` planned km = length of the GTFS shape (of the line through the stops without a shape); `vk` = length of the recorded track; ' +
-    `\`reliable_km\` = segments whose two fixes are valid and at most ${GPS_GAP_SECONDS} s apart, \`unreliable_km\` = vk − reliable_km; ` +
-    `\`off_itinerary_km\` = segments with an end farther than ${OFF_ITINERARY_M} m from the shape; \`recorded_commercial_km\` = distance along the shape covered by the other segments, at most tk; ` +
-    '`percent_km` = recorded_commercial_km / tk × 100, one decimal.',
+    '`tk` planned km = length of the GTFS shape (of the line through the stops without a shape); `vk` = the distance driven with GPS noise filtered out: ' +
+    `on the itinerary the progress along it (median of 5 fixes, counted once it advanced more than ${KM_DEADBAND_M} m), off it the distance between medians of 5 fixes counted once more than ${OFF_KM_DEADBAND_M} m apart, ` +
+    'so a parked or dwelling vehicle adds nothing; ' +
+    `\`reliable_km\` = the part of vk between valid fixes at most ${GPS_GAP_SECONDS} s apart, \`unreliable_km\` = vk − reliable_km; ` +
+    `\`off_itinerary_km\` = the part of vk farther than ${OFF_ITINERARY_M} m from the shape; \`recorded_commercial_km\` = the progress along the shape, at most tk; ` +
+    '`percent_km` = recorded_commercial_km / tk × 100, one decimal. Method and tests: docs/tracking.md.',
 ].join('\n\n');
 
 async function timezoneOf(db: Db, groupId: string): Promise<string> {
@@ -81,7 +88,7 @@ export async function tripRoutes(fastify: FastifyInstance) {
           'Fields: `id` (trip_id); `departure_time`, `arrival_time` (scheduled first departure and last arrival, ISO 8601); `service_date`; `formatted_name` (route short name, → headsign, start HH:MM); ' +
             '`temporality` (`past`, `current` or `future` against the clock and the status); `status` (below); `route`; `first_stop`, `last_stop` (id, name, stop_sequence); ' +
             '`passenger_count` (boardings and alightings summed over doors and categories; `loading` = the largest number on board between two stops); kilometres (below); ' +
-            '`current_delay_seconds`; `delay`: the stops with scheduled_at, actual_at, delay_seconds, status, source (`event` or `position`), vehicle_id, boardings, alightings; ' +
+            '`current_delay_seconds`; `delay`: the stops with scheduled_at, actual_at, actual_arrival_at, actual_departure_at, dwell_seconds, delay_seconds, status, source (`event` or `position`), vehicle_id, boardings, alightings; ' +
             '`vehicles`, `drivers`, `devices` that recorded the trip (first seen first; a vehicle swap lists both); `trips`: the recorded runs (device, started_at, ended_at) of the trip; ' +
             '`gtfs`: the version in force on the date (id, name, publication_date); `updates`: the trip updates in force (cancelled, skipped, moved and added stops, detour, messages, applied); ' +
             '`problems`; `service` (recorded_stops, planned_stops); `planned` (planning\'s vehicle and driver ids).',

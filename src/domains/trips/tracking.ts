@@ -5,38 +5,38 @@
  * `trackingOf`; nothing else reads the tables directly except the bulk exports.
  *
  * Definitions (also in the OpenAPI descriptions and the README):
- * - Passing a stop. From the trip events of the trip: for the last stop the first `arrival`, else
- *   the last `departure`, else the first `stop_passed`, else the first `arrival`; an event names
- *   its call by stop_sequence, or by stop_id (the next call of that stop). Where no event names
- *   a stop, the positions of the trip with a valid fix: the closest to the stop of the first run
- *   of positions within STOP_RADIUS_M of it, after the previous stop was passed.
+ * - Arrival at and departure from a stop (docs/tracking.md). From the trip events of the trip:
+ *   arrival = the first `arrival`, else the first `stop_passed`; departure = the last `departure`,
+ *   else the first `stop_passed`; an event names its call by stop_sequence, or by stop_id (the
+ *   next call of that stop). Where no event gives it, from the positions of the trip with a valid
+ *   fix, by progress along the itinerary (passages.ts): arrival when the vehicle reaches the stop,
+ *   departure when it has moved beyond it (never while approaching or dwelling; the first stop is
+ *   departed when the vehicle leaves it after its layover). Events take precedence.
+ * - Passing a stop (actual_at): the departure; for the last stop the arrival (else its departure);
+ *   a stop with only an arrival event is passed at that event.
  * - Delay of a stop: passing time minus scheduled time (departure; arrival for the last stop), in
  *   whole seconds, negative when early. Delay of the trip: the delay at the last stop passed.
  * - Kilometres, from the positions of the trip (those reporting its trip_id and service_date),
- *   consecutive per device, measured with cheap-ruler, in km rounded to the metre:
- *   vk = length of the recorded track; reliable_km = segments whose two fixes are valid and at most
- *   GPS_GAP_SECONDS apart, unreliable_km = the rest (vk = reliable + unreliable);
- *   off_itinerary_km = segments with an end farther than OFF_ITINERARY_M from the shape;
- *   recorded_commercial_km = distance along the shape covered by the other segments (progress of
- *   the projections), at most tk; tk = length of the GTFS shape (or of the line through the stops
- *   when the trip has no shape); percent_km = recorded_commercial_km / tk × 100, one decimal.
+ *   consecutive per device, in km rounded to the metre (passages.ts): vk = the distance driven,
+ *   along the itinerary where the vehicle is on it, with GPS noise filtered out (a parked vehicle
+ *   adds nothing); reliable_km = the part between valid fixes at most GPS_GAP_SECONDS apart,
+ *   unreliable_km = the rest (vk = reliable + unreliable); off_itinerary_km = the part farther than
+ *   OFF_ITINERARY_M from the itinerary; recorded_commercial_km = the progress along the
+ *   itinerary, at most tk; tk = length of the GTFS shape (or of the line through the stops when
+ *   the trip has no shape); percent_km = recorded_commercial_km / tk × 100, one decimal.
  * - Statuses (derived at read time from the stored facts, the clock and the trip-update overlay):
  *   see TRIP_STATUSES and STOP_STATUSES.
  */
-import CheapRuler from 'cheap-ruler';
 import type { AppContext } from '../../platform/context.js';
 import type { Db, Queryable, Tx } from '../../platform/db/index.js';
 import { tripShape, tripStopTimes, tripsOnServiceDate, type ScheduledStopTime, type ScheduledTrip } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
+import { GPS_GAP_SECONDS, Itinerary, OFF_ITINERARY_M, kilometres, progressOf, stopTimes, type Crossing, type Kilometres, type LonLat } from './passages.js';
 
-/** A position within this distance of a stop, in metres, counts as passing it. */
-export const STOP_RADIUS_M = 50;
-/** A segment with an end farther than this from the shape, in metres, is off itinerary. */
-export const OFF_ITINERARY_M = 100;
-/** Two fixes further apart in time than this, in seconds, are a GPS gap (unreliable km). */
-export const GPS_GAP_SECONDS = 120;
+export { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres };
+
 /** A recorded trip without a trip_end report is over this long after its scheduled end, in seconds. */
 export const TRIP_CLOSE_AFTER_SECONDS = 3600;
 /** A trip with nothing recorded is not done this long after its scheduled end, in seconds. */
@@ -70,8 +70,12 @@ export interface TrackedStop {
   /** The scheduled time the delay is measured against: departure (arrival for the last stop). */
   scheduled_at: string | null;
   actual_at: string | null;
-  /** How actual_at was found: a trip event of the stop, or a position matched to it. */
+  /** How actual_at was found: a trip event of the stop, or the positions. */
   source: 'event' | 'position' | null;
+  /** When the vehicle reached the stop, and when it moved beyond it; dwell = their difference in seconds. */
+  actual_arrival_at: string | null;
+  actual_departure_at: string | null;
+  dwell_seconds: number | null;
   delay_seconds: number | null;
   status: StopStatus;
   vehicle_id: string | null;
@@ -100,16 +104,6 @@ export interface TripTracking {
   device_ids: string[];
   vehicle_ids: string[];
   driver_ids: string[];
-}
-
-export interface Kilometres {
-  tk: number | null;
-  vk: number;
-  recorded_commercial_km: number;
-  off_itinerary_km: number;
-  reliable_km: number;
-  unreliable_km: number;
-  percent_km: number | null;
 }
 
 export interface TripRef {
@@ -267,6 +261,7 @@ interface DutyRow {
   signed_off_at: Date | null;
 }
 
+/** A stop's passing time (actual_at) with the report it came from, and its arrival and departure. */
 interface Passage {
   at: Date;
   source: 'event' | 'position';
@@ -276,7 +271,11 @@ interface Passage {
   gps_valid: boolean | null;
 }
 
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
+interface StopPassage {
+  passing: Passage | null;
+  arrival_at: Date | null;
+  departure_at: Date | null;
+}
 
 /** Reads everything recorded for a trip on a date, computes its tracking and stores it. */
 /** Recomputations of one trip in this process, chained: the last to start writes last. */
@@ -343,8 +342,9 @@ async function recomputeTripNow(db: Db, groupId: string, serviceDate: string, tr
   const dutyAt = (deviceId: string, at: Date) =>
     duties.find((d) => d.device_id === deviceId && d.signed_on_at <= at && (d.signed_off_at === null || d.signed_off_at > at)) ?? null;
 
-  const passages = matchStops(stops, events, positions);
-  const km = kilometres(shape.length >= 2 ? shape.map((p) => [p.lon, p.lat] as [number, number]) : stopLine(stops), positions);
+  const line = shape.length >= 2 ? shape.map((p) => [p.lon, p.lat] as LonLat) : stopLine(stops);
+  const passages = matchStops(stops, events, positions, line);
+  const km = kilometres(line, positions);
 
   // Passenger counts per call: by stop_sequence, else the first call of the stop_id.
   const doors = new Map<number, { in: number[]; out: number[] }>();
@@ -385,13 +385,16 @@ async function recomputeTripNow(db: Db, groupId: string, serviceDate: string, tr
 
   const last = stops[stops.length - 1];
   const rows = stops.map((s) => {
-    const p = passages.get(s.stop_sequence) ?? null;
+    const passage = passages.get(s.stop_sequence);
+    const p = passage?.passing ?? null;
     const scheduled = s === last ? (s.arrival_at ?? s.departure_at) : (s.departure_at ?? s.arrival_at);
     const duty = p ? dutyAt(p.device_id, p.at) : null;
     const d = doors.get(s.stop_sequence);
     return {
       s,
       p,
+      arrival: passage?.arrival_at ?? null,
+      departure: passage?.departure_at ?? null,
       delay: p && scheduled ? Math.round((p.at.getTime() - scheduled.getTime()) / 1000) : null,
       vehicle: duty?.vehicle_id ?? null,
       driver: duty?.driver_id ?? null,
@@ -413,15 +416,16 @@ async function recomputeTripNow(db: Db, groupId: string, serviceDate: string, tr
     if (rows.length > 0) {
       await tx.query(
         `INSERT INTO trip_tracking_stops (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
-           actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out)
-         SELECT $1, $2, $3, u.stop_sequence, u.stop_id, u.stop_name, u.stop_lat, u.stop_lon, u.sa, u.sd, u.actual_at, u.source, u.delay_seconds, u.lat, u.lon, u.gps_valid, u.device_id, u.vehicle_id, u.driver_id, u.di::int[], u.dout::int[] FROM unnest($4::int[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[],
-           $13::int[], $14::float8[], $15::float8[], $16::bool[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[])
-           AS u(stop_sequence, stop_id, stop_name, stop_lat, stop_lon, sa, sd, actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, di, dout)
+           actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out, actual_arrival_at, actual_departure_at)
+         SELECT $1, $2, $3, u.stop_sequence, u.stop_id, u.stop_name, u.stop_lat, u.stop_lon, u.sa, u.sd, u.actual_at, u.source, u.delay_seconds, u.lat, u.lon, u.gps_valid, u.device_id, u.vehicle_id, u.driver_id, u.di::int[], u.dout::int[], u.aa, u.ad FROM unnest($4::int[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[],
+           $13::int[], $14::float8[], $15::float8[], $16::bool[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::timestamptz[], $23::timestamptz[])
+           AS u(stop_sequence, stop_id, stop_name, stop_lat, stop_lon, sa, sd, actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, di, dout, aa, ad)
          ON CONFLICT (group_id, service_date, trip_id, stop_sequence) DO UPDATE SET
            stop_id = EXCLUDED.stop_id, stop_name = EXCLUDED.stop_name, stop_lat = EXCLUDED.stop_lat, stop_lon = EXCLUDED.stop_lon,
            scheduled_arrival_at = EXCLUDED.scheduled_arrival_at, scheduled_departure_at = EXCLUDED.scheduled_departure_at, actual_at = EXCLUDED.actual_at,
            source = EXCLUDED.source, delay_seconds = EXCLUDED.delay_seconds, lat = EXCLUDED.lat, lon = EXCLUDED.lon, gps_valid = EXCLUDED.gps_valid,
-           device_id = EXCLUDED.device_id, vehicle_id = EXCLUDED.vehicle_id, driver_id = EXCLUDED.driver_id, doors_in = EXCLUDED.doors_in, doors_out = EXCLUDED.doors_out`,
+           device_id = EXCLUDED.device_id, vehicle_id = EXCLUDED.vehicle_id, driver_id = EXCLUDED.driver_id, doors_in = EXCLUDED.doors_in, doors_out = EXCLUDED.doors_out,
+           actual_arrival_at = EXCLUDED.actual_arrival_at, actual_departure_at = EXCLUDED.actual_departure_at`,
         [
           ...key,
           rows.map((r) => r.s.stop_sequence), rows.map((r) => r.s.stop_id), rows.map((r) => r.s.stop_name), rows.map((r) => r.s.stop_lat), rows.map((r) => r.s.stop_lon),
@@ -430,6 +434,7 @@ async function recomputeTripNow(db: Db, groupId: string, serviceDate: string, tr
           rows.map((r) => r.p?.device_id ?? null), rows.map((r) => r.vehicle), rows.map((r) => r.driver),
           // int[][] does not travel through unnest as rows: each row's door list as an array literal.
           rows.map((r) => `{${r.in.join(',')}}`), rows.map((r) => `{${r.out.join(',')}}`),
+          rows.map((r) => r.arrival), rows.map((r) => r.departure),
         ],
       );
     }
@@ -464,8 +469,11 @@ async function recomputeTripNow(db: Db, groupId: string, serviceDate: string, tr
   });
 }
 
-/** The time each stop was passed (see the rules at the top of this file). */
-export function matchStops(stops: readonly ScheduledStopTime[], events: readonly EventRow[], positions: readonly PositionRow[]): Map<number, Passage> {
+/**
+ * Arrival, departure and passing time of each stop (see the rules at the top of this file), by
+ * stop_sequence; `line` is the trip's itinerary (shape, else the line through the stops).
+ */
+export function matchStops(stops: readonly ScheduledStopTime[], events: readonly EventRow[], positions: readonly PositionRow[], line: readonly LonLat[]): Map<number, StopPassage> {
   const bySeq = new Map<number, { arrival?: EventRow; departure?: EventRow; passed?: EventRow }>();
   let lastSeq = -Infinity;
   for (const e of events) {
@@ -482,83 +490,33 @@ export function matchStops(stops: readonly ScheduledStopTime[], events: readonly
     else if (e.event === 'departure') slot.departure = e;
     else slot.passed ??= e;
   }
-  const out = new Map<number, Passage>();
-  const last = stops[stops.length - 1];
   const valid = positions.filter((p) => p.gps_valid);
-  const ruler = new CheapRuler(stops.find((s) => s.stop_lat !== null)?.stop_lat ?? valid[0]?.lat ?? 45, 'meters');
-  let cursor = -Infinity;
-  for (const s of stops) {
-    const slot = bySeq.get(s.stop_sequence);
-    const e = slot ? (s === last ? (slot.arrival ?? slot.passed ?? slot.departure) : (slot.departure ?? slot.passed ?? slot.arrival)) : undefined;
-    if (e) {
-      out.set(s.stop_sequence, { at: e.at, source: 'event', device_id: e.device_id, lat: e.lat, lon: e.lon, gps_valid: e.gps_valid });
-      cursor = Math.max(cursor, e.at.getTime());
-      continue;
-    }
-    if (s.stop_lat === null || s.stop_lon === null) continue;
-    let best: { p: PositionRow; d: number } | null = null;
-    for (const p of valid) {
-      if (p.at.getTime() <= cursor) continue;
-      const d = ruler.distance([p.lon, p.lat], [s.stop_lon, s.stop_lat]);
-      if (d <= STOP_RADIUS_M) {
-        if (!best || d < best.d) best = { p, d };
-      } else if (best) break;
-    }
-    if (best) {
-      out.set(s.stop_sequence, { at: best.p.at, source: 'position', device_id: best.p.device_id, lat: best.p.lat, lon: best.p.lon, gps_valid: true });
-      cursor = best.p.at.getTime();
-    }
-  }
+  const it = new Itinerary(line, line[0]?.[1] ?? valid[0]?.lat ?? 45);
+  const fromPositions = it.usable && valid.length > 0 ? stopTimes(it, stops, valid, progressOf(it, valid)) : [];
+  const byEvent = (e: EventRow): Passage => ({ at: e.at, source: 'event', device_id: e.device_id, lat: e.lat, lon: e.lon, gps_valid: e.gps_valid });
+  const byFix = (c: Crossing): Passage => {
+    const p = valid[c.index]!;
+    return { at: c.at, source: 'position', device_id: p.device_id, lat: p.lat, lon: p.lon, gps_valid: true };
+  };
+  const out = new Map<number, StopPassage>();
+  const last = stops[stops.length - 1];
+  stops.forEach((s, k) => {
+    const slot = bySeq.get(s.stop_sequence) ?? {};
+    const pos = fromPositions[k];
+    const arrivalEvent = slot.arrival ?? slot.passed;
+    const departureEvent = slot.departure ?? slot.passed;
+    const arrival = arrivalEvent ? byEvent(arrivalEvent) : pos?.arrival ? byFix(pos.arrival) : null;
+    const departure = departureEvent ? byEvent(departureEvent) : s !== last && pos?.departure ? byFix(pos.departure) : null;
+    const passing = s === last
+      ? (arrival ?? departure)
+      : (departure ?? (slot.arrival ? byEvent(slot.arrival) : null));
+    if (passing || arrival || departure) out.set(s.stop_sequence, { passing, arrival_at: arrival?.at ?? null, departure_at: departure?.at ?? null });
+  });
   return out;
 }
 
-function stopLine(stops: readonly ScheduledStopTime[]): [number, number][] {
+function stopLine(stops: readonly ScheduledStopTime[]): LonLat[] {
   return stops.filter((s) => s.stop_lat !== null && s.stop_lon !== null).map((s) => [s.stop_lon!, s.stop_lat!]);
-}
-
-/** The kilometres of a trip from its positions and its line (see the definitions at the top). */
-export function kilometres(line: readonly [number, number][], positions: readonly PositionRow[]): Kilometres {
-  const ruler = new CheapRuler(line[0]?.[1] ?? positions[0]?.lat ?? 45, 'kilometers');
-  const hasLine = line.length >= 2;
-  const cumulative: number[] = [0];
-  for (let i = 1; i < line.length; i++) cumulative.push(cumulative[i - 1]! + ruler.distance(line[i - 1]!, line[i]!));
-  const tk = hasLine ? cumulative[cumulative.length - 1]! : null;
-  const project = (p: PositionRow) => {
-    if (!hasLine) return { off: true, along: 0 };
-    const q = ruler.pointOnLine(line as [number, number][], [p.lon, p.lat]);
-    const along = cumulative[q.index]! + ruler.distance(line[q.index]!, q.point);
-    return { off: ruler.distance(q.point, [p.lon, p.lat]) * 1000 > OFF_ITINERARY_M, along };
-  };
-  let vk = 0;
-  let reliable = 0;
-  let off = 0;
-  let commercial = 0;
-  const byDevice = new Map<string, PositionRow[]>();
-  for (const p of positions) (byDevice.get(p.device_id) ?? byDevice.set(p.device_id, []).get(p.device_id)!).push(p);
-  for (const track of byDevice.values()) {
-    let prev: { p: PositionRow; off: boolean; along: number } | null = null;
-    for (const p of track) {
-      const cur = { p, ...project(p) };
-      if (prev) {
-        const len = ruler.distance([prev.p.lon, prev.p.lat], [p.lon, p.lat]);
-        vk += len;
-        if (prev.p.gps_valid && p.gps_valid && p.at.getTime() - prev.p.at.getTime() <= GPS_GAP_SECONDS * 1000) reliable += len;
-        if (prev.off || cur.off) off += len;
-        else commercial += Math.max(0, cur.along - prev.along);
-      }
-      prev = cur;
-    }
-  }
-  if (tk !== null) commercial = Math.min(commercial, tk);
-  return {
-    tk: tk === null ? null : round3(tk),
-    vk: round3(vk),
-    recorded_commercial_km: round3(commercial),
-    off_itinerary_km: round3(off),
-    reliable_km: round3(reliable),
-    unreliable_km: round3(vk - reliable),
-    percent_km: tk ? Math.round((commercial / tk) * 1000) / 10 : null,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -596,6 +554,8 @@ interface StopRow {
   scheduled_departure_at: Date | null;
   actual_at: Date | null;
   source: 'event' | 'position' | null;
+  actual_arrival_at: Date | null;
+  actual_departure_at: Date | null;
   delay_seconds: number | null;
   vehicle_id: string | null;
   doors_in: number[];
@@ -648,7 +608,8 @@ export async function trackingOf(db: Db, groupId: string, serviceDate: string, t
     [groupId, serviceDate, tripIds ? [...tripIds] : null],
   );
   const stopRows = await db.query<StopRow>(
-    `SELECT trip_id, stop_sequence, stop_id, stop_name, scheduled_arrival_at, scheduled_departure_at, actual_at, source, delay_seconds, vehicle_id, doors_in, doors_out
+    `SELECT trip_id, stop_sequence, stop_id, stop_name, scheduled_arrival_at, scheduled_departure_at, actual_at, source, actual_arrival_at, actual_departure_at,
+            delay_seconds, vehicle_id, doors_in, doors_out
      FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[])) ORDER BY trip_id, stop_sequence`,
     [groupId, serviceDate, tripIds ? [...tripIds] : null],
   );
@@ -683,7 +644,9 @@ export async function trackingOf(db: Db, groupId: string, serviceDate: string, t
       return {
         stop_id: r.stop_id, stop_sequence: r.stop_sequence, stop_name: r.stop_name,
         scheduled_arrival_at: iso(r.scheduled_arrival_at), scheduled_departure_at: iso(r.scheduled_departure_at), scheduled_at: iso(scheduledAt),
-        actual_at: iso(r.actual_at), source: r.source, delay_seconds: r.delay_seconds, status, vehicle_id: r.vehicle_id,
+        actual_at: iso(r.actual_at), source: r.source, actual_arrival_at: iso(r.actual_arrival_at), actual_departure_at: iso(r.actual_departure_at),
+        dwell_seconds: r.actual_arrival_at && r.actual_departure_at ? Math.round((r.actual_departure_at.getTime() - r.actual_arrival_at.getTime()) / 1000) : null,
+        delay_seconds: r.delay_seconds, status, vehicle_id: r.vehicle_id,
         boardings: sum(r.doors_in), alightings: sum(r.doors_out),
       };
     });
@@ -706,7 +669,7 @@ export async function trackingOf(db: Db, groupId: string, serviceDate: string, t
       const stopStatus: StopStatus = overlay.skipped.has(r.stop_sequence) ? 'skipped' : status === 'cancelled' ? 'cancelled' : status === 'not_done' ? 'missed' : 'pending';
       return {
         stop_id: r.stop_id, stop_sequence: r.stop_sequence, stop_name: r.stop_name, scheduled_arrival_at: iso(r.arrival_at), scheduled_departure_at: iso(r.departure_at),
-        scheduled_at: iso(scheduledAt), actual_at: null, source: null, delay_seconds: null, status: stopStatus, vehicle_id: null, boardings: 0, alightings: 0,
+        scheduled_at: iso(scheduledAt), actual_at: null, source: null, actual_arrival_at: null, actual_departure_at: null, dwell_seconds: null, delay_seconds: null, status: stopStatus, vehicle_id: null, boardings: 0, alightings: 0,
       };
     });
     out.push({
