@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
 import { feedCacheOf } from '../../src/domains/feeds/cache.js';
+import type { NetworkNow } from '../../src/domains/feeds/network.js';
 import { engine } from '../helpers/db.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
 import { eventually, feedFixture, putUpdate, readFeed, secs, settled, type FeedFixture } from './fixture.js';
@@ -181,6 +182,27 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     // And so in SIRI VehicleMonitoring, built from the same snapshot.
     const vm = await f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/vehicle-monitoring?VehicleRef=${newcomer.vehicle}` });
     expect(vm.body).toContain(`<VehicleRef>${newcomer.vehicle}</VehicleRef>`);
+  });
+
+  it('a rebuild builds each output once, however often it is asked for meanwhile (regression: a rebuild that never ended under load)', async () => {
+    const cache = feedCacheOf(f.t.ctx);
+    await settled(f);
+    const before = await cache.snapshot(f.g);
+    const builds = new Map<NetworkNow, number>();
+    let asked = 0;
+    const recipe = (net: NetworkNow) => {
+      builds.set(net, (builds.get(net) ?? 0) + 1);
+      // While the rebuild builds it, a request for the same output (it moves the name to the end
+      // of the outputs asked for).
+      if (net !== before && ++asked < 50) void cache.output(f.g, 'test/asked-again', recipe);
+      return { contentType: 'text/plain', body: Buffer.from('same'), fingerprint: 'same' };
+    };
+    await cache.output(f.g, 'test/asked-again', recipe);
+    f.clock.advance(5_000);
+    await settled(f);
+    const after = await cache.snapshot(f.g);
+    expect(after).not.toBe(before);
+    expect(builds.get(after)).toBe(1);
   });
 
   it.runIf(engine === 'postgres')('a feed request is answered while the rebuild waits for a lock another connection holds on a table it reads', async () => {

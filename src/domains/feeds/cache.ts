@@ -102,7 +102,9 @@ export class FeedCache {
         ...(pause ? { pause: () => pause(groupId) } : {}),
       });
       const built = new Map<string, Output>();
-      for (const [name, o] of g.outputs) {
+      // A copy: requests move the names they ask for to the end of the map meanwhile, and
+      // iterating the live map would visit them again, a rebuild that never ends under load.
+      for (const [name, o] of [...g.outputs]) {
         // Requests served from the last snapshot go first between two builds (they are CPU work).
         await new Promise((resolve) => setImmediate(resolve));
         try {
