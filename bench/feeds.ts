@@ -192,6 +192,7 @@ async function network(db: Awaited<ReturnType<typeof benchDatabase>>['db'], now:
      FROM generate_series(0, $3 - 1) i, generate_series(1, $4) k`,
     [g, v, TRIPS, STOPS_PER_TRIP],
   );
+  await db.query('ANALYZE');
   // Tracking: every trip of yesterday, today's trips that have started; 90 s late at their 5th stop (or their last passed).
   for (const date of [addDays(today, -1), today]) {
     const dayStart = `(($3::date + time '12:00') AT TIME ZONE '${TZ}') - interval '12 hours'`;
@@ -204,6 +205,7 @@ async function network(db: Awaited<ReturnType<typeof benchDatabase>>['db'], now:
        FROM gtfs_trips t WHERE t.group_id = $1 AND t.gtfs_id = $2 AND ${dayStart} + (t.first_departure + 600) * interval '1 second' <= $4`,
       [g, v, date, now],
     );
+    await db.query('ANALYZE trip_tracking');
     await db.query(
       `INSERT INTO trip_tracking_stops (group_id, service_date, trip_id, stop_sequence, stop_id, scheduled_arrival_at, scheduled_departure_at, actual_at, source, delay_seconds, doors_in, doors_out)
        SELECT $1, $3::date, st.trip_id, st.stop_sequence, st.stop_id, ${dayStart} + st.arrival_time * interval '1 second', ${dayStart} + st.departure_time * interval '1 second',
