@@ -276,11 +276,21 @@ export function stopTimes(it: Itinerary, stops: readonly { stop_lat: number | nu
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
-function median(xs: number[]): number {
-  const s = xs.sort((p, q) => p - q);
+/** The median of `of(p)` over a few items (insertion sort: the windows hold at most five). */
+function median(items: readonly Progress[], of: (p: Progress) => number): number {
+  const s: number[] = [];
+  for (const p of items) {
+    const v = of(p);
+    let j = s.length;
+    while (j > 0 && s[j - 1]! > v) j--;
+    s.splice(j, 0, v);
+  }
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+const X = (p: Progress) => p.x;
+const Y = (p: Progress) => p.y;
+const ALONG = (p: Progress) => p.along!;
 
 /**
  * The kilometres of a trip from its positions (in time order; consecutive per device) and its
@@ -300,32 +310,33 @@ export function kilometres(line: readonly LonLat[], positions: readonly KmFix[])
     const half = KM_MEDIAN_OF >> 1;
     let anchorProgress: number | null = null;
     let anchor: [number, number] | null = null;
+    let isReliable = false;
+    const same = (j: number, on: boolean) => j >= 0 && j < track.length && (prog[j]!.along !== null) === on;
+    const add = (d: number) => {
+      vk += d;
+      if (isReliable) reliable += d;
+    };
     for (let i = 0; i < track.length; i++) {
       // On the itinerary, a centred window of fixes all on it, narrower near the ends of the
       // stretch, so its first and last fixes count where they are. Off it, the window is shifted
       // inside the track at its ends instead (a parked vehicle's single noisy fix counts nothing),
       // and narrowed at the changes.
       const on = prog[i]!.along !== null;
-      const same = (j: number) => j >= 0 && j < track.length && (prog[j]!.along !== null) === on;
       let w = 0;
-      while (w < half && same(i - w - 1) && same(i + w + 1)) w++;
+      while (w < half && same(i - w - 1, on) && same(i + w + 1, on)) w++;
       let from = i - w;
       let to = i + w;
       if (!on && w < half && (i - w === 0) !== (i + w === track.length - 1)) {
-        if (i - w === 0) while (to < 2 * half && same(to + 1)) to++;
-        else while (from > track.length - 1 - 2 * half && same(from - 1)) from--;
+        if (i - w === 0) while (to < 2 * half && same(to + 1, on)) to++;
+        else while (from > track.length - 1 - 2 * half && same(from - 1, on)) from--;
       }
       const win = prog.slice(from, to + 1);
-      const point: [number, number] = [median(win.map((p) => p.x)), median(win.map((p) => p.y))];
+      const point: [number, number] = [median(win, X), median(win, Y)];
       const prev = track[i - 1];
       const cur = track[i]!;
-      const isReliable = prev !== undefined && prev.gps_valid && cur.gps_valid && cur.at.getTime() - prev.at.getTime() <= GPS_GAP_SECONDS * 1000;
-      const add = (d: number) => {
-        vk += d;
-        if (isReliable) reliable += d;
-      };
+      isReliable = prev !== undefined && prev.gps_valid && cur.gps_valid && cur.at.getTime() - prev.at.getTime() <= GPS_GAP_SECONDS * 1000;
       if (on) {
-        const m = median(win.map((p) => p.along!));
+        const m = median(win, ALONG);
         if (anchorProgress === null) {
           // Back on the itinerary (or the first fix): the way from the last point counted is off itinerary.
           if (anchor) {
