@@ -52,8 +52,9 @@ export interface Track {
   departures: (Date | null)[];
   /** The distance truly driven between the first and the last fix, metres. */
   drivenM: number;
-  /** Length of the shape, metres. */
+  /** Length of the shape, metres; its vertices in the local frame (metres east and north of the origin). */
   shapeM: number;
+  shapeLocal: [number, number][];
 }
 
 /** mulberry32: a small seeded PRNG. */
@@ -156,6 +157,7 @@ export function generateTrack(spec: TrackSpec): Track {
     departures: departures.map((d) => (d === null ? null : date(d))),
     drivenM: fixes.length > 1 ? fixes[fixes.length - 1]!.along - fixes[0]!.along : 0,
     shapeM: cum[cum.length - 1]!,
+    shapeLocal: spec.shape,
   };
 }
 

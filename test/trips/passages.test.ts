@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Itinerary, kilometres, stopTimes, type StopTimes } from '../../src/domains/trips/passages.js';
-import { scenario, type Track } from '../helpers/tracks.js';
+import { generateTrack, scenario, type Track } from '../helpers/tracks.js';
 
 const SEEDS = Array.from({ length: 10 }, (_, i) => i + 1);
 const line = (tr: Track) => tr.shape.map((p) => [p.lon, p.lat] as [number, number]);
@@ -89,6 +89,29 @@ describe('passages by progress along the itinerary', () => {
       const last = tr.stops.length - 1;
       expect(Math.abs(seconds(times[last]!.arrival!.at, tr.arrivals[last]!)), `seed ${seed}`).toBeLessThanOrEqual(15);
       expect(Math.abs(seconds(times[last - 1]!.departure!.at, tr.departures[last - 1]!)), `seed ${seed}`).toBeLessThanOrEqual(15);
+    }
+  });
+
+  it('a bus that reports its next trip while still driving back towards its first stop (backwards along the shape) passes nothing before it leaves (±15 s)', () => {
+    for (const seed of SEEDS) {
+      const trip = scenario('line', seed);
+      // The previous trip: the same street the other way, from 2,000 m along this trip's shape to its first stop (210 s at 10 m/s).
+      const reversed = [...trip.shapeLocal].reverse();
+      const back = generateTrack({
+        seed: seed + 100, shape: reversed, stopsAlong: [trip.shapeM - 2000, trip.shapeM], layoverFrom: new Date(trip.arrivals[0]!.getTime() - 210_000), layoverS: 0, dwellS: 0, afterS: 0,
+      });
+      const fixes = [...back.fixes.filter((f) => f.at < trip.fixes[0]!.at), ...trip.fixes];
+      const it = new Itinerary(line(trip));
+      const all = fixes.map((f) => ({ at: f.at, lat: f.lat, lon: f.lon }));
+      for (let n = 1; n <= all.length; n++) {
+        const now = all[n - 1]!.at.getTime();
+        stopTimes(it, stopsOf(trip), all.slice(0, n)).forEach((st, k) => {
+          if (st.departure) expect(now, `seed ${seed} stop ${k} departed at fix ${n - 1}`).toBeGreaterThanOrEqual(trip.departures[k]!.getTime());
+          if (k > 0 && st.arrival) expect(now, `seed ${seed} stop ${k} arrived at fix ${n - 1}`).toBeGreaterThanOrEqual(trip.arrivals[k]!.getTime());
+        });
+      }
+      const [first] = stopTimes(it, stopsOf(trip), all);
+      expect(Math.abs(seconds(first!.departure!.at, trip.departures[0]!)), `seed ${seed}`).toBeLessThanOrEqual(15);
     }
   });
 
