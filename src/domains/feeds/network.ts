@@ -101,10 +101,10 @@ export const placeId = (p: Place, updateId: string, n: number) => p.stop_id ?? `
 /**
  * What a rebuild may keep from the previous ones: the stop times and shapes of a GTFS version
  * never change once imported (a new import is a new gtfs_id), so each rebuild reads only those of
- * the trips new to the feeds. Bounded: emptied when it holds more than MAX_REMEMBERED trips.
+ * the trips new to the feeds. Bounded: emptied when it holds more than MAX_REMEMBERED trips (some 20 stops each: tens of megabytes).
  */
 export class ScheduleMemo {
-  private static readonly MAX_REMEMBERED = 50_000;
+  private static readonly MAX_REMEMBERED = 20_000;
   private readonly stopTimes = new Map<string, StoredStopTimes | null>();
   private readonly shapes = new Map<string, ShapePoint[]>();
 
