@@ -66,6 +66,8 @@ export interface Config {
   feeds: FeedsConfig;
   /** The live stream (WebSocket). */
   live: LiveSettings;
+  /** Predictions at the stops ahead (src/domains/predictions, docs/predictions.md). */
+  predictions: PredictionsConfig;
   /**
    * Which peers may set X-Forwarded-For / -Proto / -Host (Fastify's trustProxy): `true`, `false`,
    * or a comma-separated list of addresses, CIDR ranges and the names loopback, linklocal,
@@ -112,6 +114,21 @@ export interface FeedsConfig {
   refreshSeconds: number;
   /** A vehicle whose latest position is older than this leaves the feeds. */
   staleVehicleSeconds: number;
+}
+
+export interface PredictionsConfig {
+  /** Whether this instance runs the model job (a build at start when stale, then when older than maxAgeHours). */
+  job: boolean;
+  /** Days of tracking history the model learns from (service dates before today). */
+  historyDays: number;
+  /** A group's model is rebuilt when older than this. */
+  maxAgeHours: number;
+  /** Width of a time band of the day, in minutes. */
+  bandMinutes: number;
+  /** Runs a segment needs in its day type and band to be learned; below, the schedule. */
+  minSamples: number;
+  /** The least time between the predicted end of a trip and the start of the next trip of its block. */
+  minLayoverSeconds: number;
 }
 
 /** LIVE_BATCH_MS's default: the live stream's window, in ms. */
@@ -195,6 +212,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       authTimeoutMs: r.int('LIVE_AUTH_TIMEOUT_SECONDS', { default: 5, min: 1, max: 300 }) * 1000,
       batchMs: r.int('LIVE_BATCH_MS', { default: DEFAULT_BATCH_MS, min: 1, max: 1000 }),
     },
+    predictions: {
+      job: r.bool('PREDICTIONS_JOB', { default: true }),
+      historyDays: r.int('PREDICTIONS_HISTORY_DAYS', { default: 56, min: 1, max: 366 }),
+      maxAgeHours: r.int('PREDICTIONS_MAX_AGE_HOURS', { default: 24, min: 1, max: 24 * 31 }),
+      bandMinutes: r.int('PREDICTIONS_BAND_MINUTES', { default: 60, min: 5, max: 1440 }),
+      minSamples: r.int('PREDICTIONS_MIN_SAMPLES', { default: 5, min: 1, max: 10_000 }),
+      minLayoverSeconds: r.int('PREDICTIONS_MIN_LAYOVER_SECONDS', { default: 180, min: 0, max: 7200 }),
+    },
     trustProxy: trustProxyOf(r.str('TRUST_PROXY', { default: 'loopback,linklocal,uniquelocal' })),
     corsAllowedOrigins: r.origins('CORS_ALLOWED_ORIGINS'),
     rateLimits: {
@@ -233,5 +258,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   // Rate limits are raised so that suites making many logins from one address test what they name;
   // test/platform/security.test.ts sets them low to test the limits themselves.
   const rateLimits = { login: 100_000, credentials: 100_000, exports: 100_000 };
-  return { ...loadConfig({}), dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, ...overrides };
+  // The prediction model job stays off, so no test's database gets a background build it did not ask for.
+  const defaults = loadConfig({});
+  return { ...defaults, dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, predictions: { ...defaults.predictions, job: false }, ...overrides };
 }

@@ -13,6 +13,7 @@ import { liveMapPage, liveMapRoutes } from './livemap/routes.js';
 import { movementRoutes } from './movements/routes.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { planningRoutes } from './planning/routes.js';
+import { predictionJob } from './predictions/job.js';
 import { ratingRoutes } from './ratings/routes.js';
 import { tripRoutes } from './trips/routes.js';
 import { updateRoutes } from './updates/routes.js';
@@ -28,4 +29,4 @@ export const apiDomains: readonly Plugin[] = [
 ];
 
 /** Domains with paths outside /api/v4. */
-export const rootDomains: readonly Plugin[] = [navDataProcessorRoutes, liveMapPage];
+export const rootDomains: readonly Plugin[] = [navDataProcessorRoutes, liveMapPage, predictionJob];

@@ -1,0 +1,131 @@
+/**
+ * Predictions for the trips of a service date (issue #17, section 2), for the passenger feeds and
+ * the trip object: the trips in progress (a trip whose vehicle reported on it and that is not
+ * over, including one waiting at its first stop), and the next trips of their blocks. Loaded
+ * set-based: the tracking of the date (or the caller's), the day's trips, their stop times, the
+ * day type and the model's segments: a handful of queries whatever the number of trips.
+ */
+import type { AppContext } from '../../platform/context.js';
+import { serviceDayStart } from '../../platform/time.js';
+import { storedStopTimes, tripsOnServiceDate, type ScheduledTrip } from '../gtfs/service-days.js';
+import { trackingOf, type TripTracking } from '../trips/tracking.js';
+import { dayTypesOf, loadModel, segmentKey } from './model.js';
+import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
+
+export interface PredictedStopTime {
+  stop_id: string;
+  stop_sequence: number;
+  arrival_at: Date;
+  departure_at: Date;
+  /** Seconds (GTFS-Realtime StopTimeEvent.uncertainty). */
+  uncertainty_seconds: number;
+  basis: PredictionBasis;
+}
+
+export interface TripPrediction {
+  trip_id: string;
+  service_date: string;
+  block_id: string | null;
+  /** The trip in progress whose vehicle will run this one (itself, or an earlier trip of the block). */
+  from_trip_id: string;
+  vehicle_ids: string[];
+  /** The stops ahead, in order. */
+  stops: PredictedStopTime[];
+}
+
+/** How far after now the next trips of a block are predicted. */
+const BLOCK_HORIZON_SECONDS = 3 * 3600;
+
+/**
+ * Predicts the stops ahead of every trip in progress on `serviceDate` (narrowed to `tripIds`
+ * when given) and of the next trips of their blocks within three hours. `tracking`: the caller's
+ * trackingOf answer for the date, when it has one already (the feeds do), to read it once.
+ */
+export async function predictTrips(
+  ctx: AppContext,
+  groupId: string,
+  serviceDate: string,
+  o: { tripIds?: readonly string[]; tracking?: readonly TripTracking[]; now?: Date } = {},
+): Promise<TripPrediction[]> {
+  const { db } = ctx;
+  const now = o.now ?? ctx.clock.now();
+  const tracking = o.tracking ?? (await trackingOf(db, groupId, serviceDate, o.tripIds, { now }));
+  const running = tracking.filter((t) => t.status === 'in_progress' && (!o.tripIds || o.tripIds.includes(t.trip_id)));
+  if (running.length === 0) return [];
+
+  const day = await tripsOnServiceDate(db, groupId, serviceDate);
+  if (day.gtfsId === null) return [];
+  const dayStart = serviceDayStart(serviceDate, day.timezone).getTime();
+  const secondsOf = (iso: string) => (Date.parse(iso) - dayStart) / 1000;
+  const nowS = (now.getTime() - dayStart) / 1000;
+
+  // Timetable trips only: a frequency trip's instances share a trip_id, and its block has no order.
+  const byId = new Map<string, ScheduledTrip>();
+  const blocks = new Map<string, ScheduledTrip[]>();
+  for (const t of day.trips) {
+    if (t.frequency) continue;
+    byId.set(t.trip_id, t);
+    if (t.block_id !== null) (blocks.get(t.block_id) ?? blocks.set(t.block_id, []).get(t.block_id)!).push(t);
+  }
+  const started = new Set(tracking.filter((t) => t.recorded).map((t) => t.trip_id));
+  const chains: { live: TripTracking; trips: ScheduledTrip[] }[] = [];
+  for (const live of running) {
+    const own = byId.get(live.trip_id);
+    if (!own) continue;
+    const trips = [own];
+    // The next trips of the block not started yet (one with reports has a prediction of its own).
+    for (const next of own.block_id === null ? [] : blocks.get(own.block_id)!) {
+      if (next.first_departure <= own.first_departure || next.trip_id === own.trip_id) continue;
+      if (started.has(next.trip_id) || next.first_departure > nowS + BLOCK_HORIZON_SECONDS) break;
+      trips.push(next);
+    }
+    chains.push({ live, trips });
+  }
+  if (chains.length === 0) return [];
+
+  const stored = await storedStopTimes(db, groupId, day.gtfsId, [...new Set(chains.flatMap((c) => c.trips.map((t) => t.trip_id)))]);
+  const dayType = (await dayTypesOf(db, groupId, [serviceDate])).get(serviceDate)!;
+  const keyOf = (t: ScheduledTrip) => patternKey(t.route_id, t.direction_id);
+  const horizon = Math.max(...chains.flatMap((c) => c.trips.map((t) => t.last_arrival)));
+  const earliest = Math.min(nowS, ...chains.map((c) => c.trips[0]!.first_departure));
+  const model = await loadModel(db, groupId, { patternKeys: [...new Set(chains.flatMap((c) => c.trips.map(keyOf)))], dayType, from: earliest - 3600, to: Math.max(horizon, nowS) + 3600 });
+  const cfg = ctx.config.predictions;
+  const lookup: SegmentLookup = (q) => (model ? model.segments.get(segmentKey(q.pattern_key, q.from_stop_id, q.to_stop_id, Math.floor(q.at / model.bandSeconds))) : undefined);
+
+  const out = new Map<string, TripPrediction>();
+  for (const { live, trips } of chains) {
+    const planned: PlannedTrip[] = trips.map((t) => ({
+      trip_id: t.trip_id,
+      pattern_key: keyOf(t),
+      stops: (stored.get(t.trip_id)?.stops ?? []).map((s) => ({ stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival: s.arrival_time, departure: s.departure_time })),
+    }));
+    const predicted = predictBlock(planned, liveState(live, secondsOf), { now: nowS, lookup, minSamples: cfg.minSamples, minLayoverSeconds: cfg.minLayoverSeconds });
+    predicted.forEach((p, i) => {
+      // A trip's own live state beats a prediction through its block.
+      if (i > 0 && out.has(p.trip_id)) return;
+      out.set(p.trip_id, {
+        trip_id: p.trip_id, service_date: serviceDate, block_id: trips[i]!.block_id, from_trip_id: live.trip_id, vehicle_ids: live.vehicle_ids,
+        stops: p.stops.map((s) => ({
+          stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival_at: new Date(dayStart + s.arrival * 1000), departure_at: new Date(dayStart + s.departure * 1000),
+          uncertainty_seconds: s.uncertainty, basis: s.basis,
+        })),
+      });
+    });
+  }
+  return [...out.values()];
+}
+
+/**
+ * The vehicle's live state from its tracking: the last stop passed; or standing at the stop after
+ * it (arrived, not departed); or, nothing passed yet, waiting at the first stop.
+ */
+export function liveState(t: Pick<TripTracking, 'stops'>, secondsOf: (iso: string) => number): LiveState {
+  let last = -1;
+  t.stops.forEach((s, i) => {
+    if (s.actual_at !== null) last = i;
+  });
+  const next = t.stops[last + 1];
+  if (next?.actual_arrival_at && !next.actual_departure_at) return { kind: 'at_stop', stop_sequence: next.stop_sequence, since: secondsOf(next.actual_arrival_at) };
+  if (last < 0) return { kind: 'at_terminal' };
+  return { kind: 'passed', stop_sequence: t.stops[last]!.stop_sequence, at: secondsOf(t.stops[last]!.actual_at!) };
+}
