@@ -24,7 +24,8 @@
  * - Times never go back along the trip: an arrival is no earlier than the previous stop's
  *   departure, a departure no earlier than its arrival.
  * - Kilometres: on itinerary, the progress along the itinerary (the median of five fixes, counted
- *   when it advanced more than KM_DEADBAND_M since the last count); off itinerary, the distance
+ *   when it advanced more than KM_DEADBAND_M since the last count, and at the end up to the median
+ *   of the last three fixes); off itinerary, the distance
  *   between the medians of five fixes, counted when more than OFF_KM_DEADBAND_M from the last point
  *   counted. GPS noise on a parked or dwelling vehicle adds nothing; a moving vehicle's km follow
  *   the itinerary.
@@ -362,6 +363,18 @@ export function kilometres(line: readonly LonLat[], positions: readonly KmFix[])
           }
         } else anchor = point;
         anchorProgress = null;
+      }
+    }
+    // The way not counted yet at the end (less than the deadband, the vehicle at rest at its
+    // terminal): up to the median of the last three fixes on the itinerary.
+    if (anchorProgress !== null) {
+      const tail = prog.slice(-3);
+      if (tail.every((p) => p.along !== null)) {
+        const rest = median(tail, ALONG) - anchorProgress;
+        if (rest > 0) {
+          commercial += rest;
+          add(rest);
+        }
       }
     }
   }

@@ -42,7 +42,7 @@ export const DEFINITIONS = [
   '**Delay**: passing time minus scheduled time (departure; arrival for the last stop), in seconds, negative when early. The trip\'s delay is the delay at the last stop passed.',
   '**Kilometres** (km, rounded to the metre, measured with cheap-ruler from the positions reporting the trip_id and service date, consecutive per device): ' +
     '`tk` planned km = length of the GTFS shape (of the line through the stops without a shape); `vk` = the distance driven with GPS noise filtered out: ' +
-    `on the itinerary the progress along it (median of 5 fixes, counted once it advanced more than ${KM_DEADBAND_M} m), off it the distance between medians of 5 fixes counted once more than ${OFF_KM_DEADBAND_M} m apart, ` +
+    `on the itinerary the progress along it (median of 5 fixes, counted once it advanced more than ${KM_DEADBAND_M} m; at the end, up to the median of the last 3), off it the distance between medians of 5 fixes counted once more than ${OFF_KM_DEADBAND_M} m apart, ` +
     'so a parked or dwelling vehicle adds nothing; ' +
     `\`reliable_km\` = the part of vk between valid fixes at most ${GPS_GAP_SECONDS} s apart, \`unreliable_km\` = vk − reliable_km; ` +
     `\`off_itinerary_km\` = the part of vk farther than ${OFF_ITINERARY_M} m from the shape; \`recorded_commercial_km\` = the progress along the shape, at most tk; ` +
