@@ -17,7 +17,7 @@ import { buildModel, dayTypesOf, startModelJob } from '../../src/domains/predict
 import { predictTrips } from '../../src/domains/predictions/service.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { addDays, instantOf } from '../../src/platform/time.js';
-import { newGroup, setup, type TestApp } from '../helpers/app.js';
+import { inject, newGroup, newUser, setup, type TestApp } from '../helpers/app.js';
 import { importZip, minimalZip } from '../helpers/gtfs.js';
 
 const TZ = 'Europe/Paris';
@@ -60,6 +60,7 @@ function truth(to: number, at: number): number {
 
 let t: TestApp;
 let g: string;
+const appClock = fixedClock('2026-03-16T04:00:00Z');
 
 /**
  * Writes what tracking stores for one trip of `date`: passing times (seconds since the service
@@ -96,7 +97,7 @@ const HISTORY_DATES = Array.from({ length: 28 }, (_, k) => addDays(DAY, -28 + k)
 
 beforeAll(async () => {
   // The clock (the model job's) is the morning of DAY; predictions are asked at times of their own.
-  t = await setup({ clock: fixedClock(instantOf(DAY, h(5), TZ)) });
+  t = await setup({ clock: appClock });
   g = await newGroup(t, { timezone: TZ });
   await importZip(t, g, minimalZip(FEED), { publish: true });
   for (const date of HISTORY_DATES) {
@@ -159,7 +160,15 @@ describe('prediction model', () => {
       // The dwell learned: the bus arrives at S2 30 s before it leaves.
       expect(ofDay(t08.stops[0]!.departure_at) - ofDay(t08.stops[0]!.arrival_at)).toBe(30);
       expect(t08.stops[1]!.uncertainty_seconds).toBeGreaterThan(0);
+      // The trip object shows them.
+      const reader = await newUser(t, { groupId: g, role: 'operator' });
+      appClock.set(now);
+      const trip = await inject(t, { method: 'GET', url: `/api/v4/groups/${g}/trips/T08?date=${DAY}`, headers: reader.auth });
+      expect(trip.status).toBe(200);
+      const shown = (trip.json as { predictions: { stop_id: string; departure_at: string; uncertainty_seconds: number; basis: string }[] }).predictions;
+      expect(shown).toEqual(t08.stops.map((s) => ({ stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival_at: s.arrival_at.toISOString(), departure_at: s.departure_at.toISOString(), uncertainty_seconds: s.uncertainty_seconds, basis: s.basis })));
     } finally {
+      appClock.set(instantOf(DAY, h(5), TZ));
       await t.db.query('DELETE FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2', [g, DAY]);
       await t.db.query('DELETE FROM trip_tracking WHERE group_id = $1 AND service_date = $2', [g, DAY]);
     }

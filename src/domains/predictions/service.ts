@@ -5,7 +5,9 @@
  * set-based: the tracking of the date (or the caller's), the day's trips, their stop times, the
  * day type and the model's segments: a handful of queries whatever the number of trips.
  */
-import type { AppContext } from '../../platform/context.js';
+import type { PredictionsConfig } from '../../config.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/db/index.js';
 import { serviceDayStart } from '../../platform/time.js';
 import { storedStopTimes, tripsOnServiceDate, type ScheduledTrip } from '../gtfs/service-days.js';
 import { trackingOf, type TripTracking } from '../trips/tracking.js';
@@ -33,6 +35,13 @@ export interface TripPrediction {
   stops: PredictedStopTime[];
 }
 
+/** What predictTrips needs of the application's context (an AppContext is one). */
+export interface PredictionContext {
+  db: Db;
+  clock: Clock;
+  config: { predictions: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'> };
+}
+
 /** How far after now the next trips of a block are predicted. */
 const BLOCK_HORIZON_SECONDS = 3 * 3600;
 
@@ -42,7 +51,7 @@ const BLOCK_HORIZON_SECONDS = 3 * 3600;
  * trackingOf answer for the date, when it has one already (the feeds do), to read it once.
  */
 export async function predictTrips(
-  ctx: AppContext,
+  ctx: PredictionContext,
   groupId: string,
   serviceDate: string,
   o: { tripIds?: readonly string[]; tracking?: readonly TripTracking[]; now?: Date } = {},

@@ -91,7 +91,9 @@ export async function tripRoutes(fastify: FastifyInstance) {
             '`current_delay_seconds`; `delay`: the stops with scheduled_at, actual_at, actual_arrival_at, actual_departure_at, dwell_seconds, delay_seconds, status, source (`event` or `position`), vehicle_id, boardings, alightings; ' +
             '`vehicles`, `drivers`, `devices` that recorded the trip (first seen first; a vehicle swap lists both); `trips`: the recorded runs (device, started_at, ended_at) of the trip; ' +
             '`gtfs`: the version in force on the date (id, name, publication_date); `updates`: the trip updates in force (cancelled, skipped, moved and added stops, detour, messages, applied); ' +
-            '`problems`; `service` (recorded_stops, planned_stops); `planned` (planning\'s vehicle and driver ids).',
+            '`problems`; `service` (recorded_stops, planned_stops); `planned` (planning\'s vehicle and driver ids); ' +
+            '`predictions`: for a trip in progress, each stop ahead with its predicted `arrival_at`, `departure_at`, `uncertainty_seconds` (one standard deviation) and `basis` ' +
+            '(`history`: the running time learned from the group\'s tracking; `schedule`: too little history) — empty otherwise (docs/predictions.md).',
           '`merge=true` merges the trip updates into the stop list `delay`: added stops appear in place with status `added`, moved stops carry `moved_to`. Without it, `delay` lists the scheduled stops only (updates show as stop statuses).',
           '`problems` is an object keyed by problem (empty: nothing to look at): `no_sign_on` (nothing recorded for a trip planned or over), `different_vehicle` / `different_driver` (recorded against planning), ' +
             `\`vehicle_change\` (several vehicles), \`missing_stops\`, \`gps_unreliable\` (unreliable_km above ${GPS_UNRELIABLE_SHARE * 100} % of vk), \`off_itinerary\`, \`operated_while_cancelled\`.`,
@@ -108,7 +110,7 @@ export async function tripRoutes(fastify: FastifyInstance) {
         response: { 200: AnyRecord },
       },
     ),
-  }, async (req) => getTrip(ctx.db, req.groupScope!, { tripId: req.params.trip_id, serviceDate: req.query.date, merge: req.query.merge ?? false, now: ctx.clock.now() }));
+  }, async (req) => getTrip(ctx.db, req.groupScope!, { tripId: req.params.trip_id, serviceDate: req.query.date, merge: req.query.merge ?? false, now: ctx.clock.now(), predictions: ctx.config.predictions }));
 
   app.get('/groups/:group_id/export/trips', {
     schema: op(

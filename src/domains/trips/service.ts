@@ -11,6 +11,7 @@ import { routesOf, tripShape, tripStopTimes, tripsOnServiceDate, type ScheduledT
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { kilometres, trackingOf, tripStatus, type TrackedStop, type TripTracking } from './tracking.js';
+import { predictTrips, type PredictionContext } from '../predictions/service.js';
 
 /** A trip whose unreliable km exceed this share of vk has the gps_unreliable problem. */
 export const GPS_UNRELIABLE_SHARE = 0.2;
@@ -69,6 +70,8 @@ export interface GetTripInput {
   serviceDate: string;
   merge: boolean;
   now: Date;
+  /** The settings of the predictions shown for a trip in progress (docs/predictions.md). */
+  predictions: PredictionContext['config']['predictions'];
 }
 
 /** GET /groups/{g}/trips/{trip_id}: 404 TripNotFound, 403 ForbiddenDifferentTeam. */
@@ -145,6 +148,9 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
   }
 
   const problems = problemsOf(tracking, overlay, plannedVehicles, plannedDrivers);
+  const predicted = tracking.status === 'in_progress'
+    ? await predictTrips({ db, clock: { now: () => input.now }, config: { predictions: input.predictions } }, groupId, serviceDate, { tripIds: [tripId], tracking: [tracking] })
+    : [];
   const now = input.now.getTime();
   const temporality = tracking.status === 'in_progress' ? 'current'
     : trip && now < trip.first_departure_at.getTime() && !tracking.recorded ? 'future'
@@ -186,6 +192,10 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
     problems,
     service: { recorded_stops: tracking.recorded_stops, planned_stops: tracking.planned_stops },
     planned: { vehicle_ids: plannedVehicles, driver_ids: plannedDrivers },
+    predictions: (predicted.find((p) => p.trip_id === tripId)?.stops ?? []).map((s) => ({
+      stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival_at: s.arrival_at.toISOString(), departure_at: s.departure_at.toISOString(),
+      uncertainty_seconds: s.uncertainty_seconds, basis: s.basis,
+    })),
   };
 }
 
