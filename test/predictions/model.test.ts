@@ -214,6 +214,26 @@ describe('prediction model', () => {
     }
   });
 
+  it('regression: a trip tracked on stops its timetable lacks (another version) gets no prediction, and its trip object still answers', async () => {
+    // Passed its stop 5 (S9), which the timetable in force does not have.
+    await seedTrip(DAY, 'T10', [h(10), h(10, 5), h(10, 10), h(10, 15), h(10, 20), null], { stops: ['S1', 'S2', 'S3', 'S4', 'S9', 'S8'] });
+    await t.db.query('DELETE FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND stop_sequence < 5', [g, DAY]);
+    try {
+      const now = at(h(10, 21));
+      expect(await predictTrips(t.ctx, g, DAY, { now })).toEqual([]);
+      const reader = await newUser(t, { groupId: g, role: 'operator' });
+      appClock.set(now);
+      const trip = await inject(t, { method: 'GET', url: `/api/v4/groups/${g}/trips/T10?date=${DAY}`, headers: reader.auth });
+      expect(trip.status).toBe(200);
+      expect(trip.json.status).toBe('in_progress');
+      expect(trip.json.predictions).toEqual([]);
+    } finally {
+      appClock.set(instantOf(DAY, h(5), TZ));
+      await t.db.query('DELETE FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2', [g, DAY]);
+      await t.db.query('DELETE FROM trip_tracking WHERE group_id = $1 AND service_date = $2', [g, DAY]);
+    }
+  });
+
   it('the model job builds a stale model at start, and skips a fresh one', async () => {
     await t.db.query('DELETE FROM prediction_models WHERE group_id = $1', [g]);
     await t.db.query('DELETE FROM prediction_segments WHERE group_id = $1', [g]);

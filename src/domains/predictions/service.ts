@@ -9,7 +9,7 @@ import type { PredictionsConfig } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/index.js';
 import { serviceDayStart } from '../../platform/time.js';
-import { storedStopTimes, tripsOnServiceDate, type ScheduledTrip } from '../gtfs/service-days.js';
+import { storedStopTimes, tripsOnServiceDate, type ScheduledTrip, type ServiceDay } from '../gtfs/service-days.js';
 import { trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel, segmentKey } from './model.js';
 import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
@@ -48,13 +48,14 @@ const BLOCK_HORIZON_SECONDS = 3 * 3600;
 /**
  * Predicts the stops ahead of every trip in progress on `serviceDate` (narrowed to `tripIds`
  * when given) and of the next trips of their blocks within three hours. `tracking`: the caller's
- * trackingOf answer for the date, when it has one already (the feeds do), to read it once.
+ * trackingOf answer for the date, and `schedule` its tripsOnServiceDate answer, when it has them
+ * already (the feeds do), so they are read once.
  */
 export async function predictTrips(
   ctx: PredictionContext,
   groupId: string,
   serviceDate: string,
-  o: { tripIds?: readonly string[]; tracking?: readonly TripTracking[]; now?: Date } = {},
+  o: { tripIds?: readonly string[]; tracking?: readonly TripTracking[]; schedule?: ServiceDay; now?: Date } = {},
 ): Promise<TripPrediction[]> {
   const { db } = ctx;
   const now = o.now ?? ctx.clock.now();
@@ -62,7 +63,7 @@ export async function predictTrips(
   const running = tracking.filter((t) => t.status === 'in_progress' && (!o.tripIds || o.tripIds.includes(t.trip_id)));
   if (running.length === 0) return [];
 
-  const day = await tripsOnServiceDate(db, groupId, serviceDate);
+  const day = o.schedule ?? (await tripsOnServiceDate(db, groupId, serviceDate));
   if (day.gtfsId === null) return [];
   const dayStart = serviceDayStart(serviceDate, day.timezone).getTime();
   const secondsOf = (iso: string) => (Date.parse(iso) - dayStart) / 1000;
@@ -108,7 +109,10 @@ export async function predictTrips(
       pattern_key: keyOf(t),
       stops: (stored.get(t.trip_id)?.stops ?? []).map((s) => ({ stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival: s.arrival_time, departure: s.departure_time })),
     }));
-    const predicted = predictBlock(planned, liveState(live, secondsOf), { now: nowS, lookup, minSamples: cfg.minSamples, minLayoverSeconds: cfg.minLayoverSeconds });
+    const state = liveState(live, secondsOf);
+    // Tracking made on another version of the timetable may name stops this one lacks: no prediction then.
+    if (state.kind !== 'at_terminal' && !planned[0]!.stops.some((s) => s.stop_sequence === state.stop_sequence)) continue;
+    const predicted = predictBlock(planned, state, { now: nowS, lookup, minSamples: cfg.minSamples, minLayoverSeconds: cfg.minLayoverSeconds });
     predicted.forEach((p, i) => {
       // A trip's own live state beats a prediction through its block.
       if (i > 0 && out.has(p.trip_id)) return;
