@@ -6,6 +6,7 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { OFFICE, groupRoles } from '../../src/platform/http/access.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, send } from '../helpers/actual.js';
 import { minimalZip } from '../helpers/gtfs.js';
@@ -21,7 +22,11 @@ beforeAll(async () => {
     config: { timeouts: { requestMs: 1000, uploadMs: 4000, idleMs: 0 } },
     // An answer that starts after the request timeout and is written for longer than the upload
     // timeout, in pieces (as a CSV export is).
-    extraRoutes: (app) => app.get('/test/slow-answer', async (_req, reply) => {
+    extraRoutes: (app) => {
+      // An authenticated read that carries its own validator.
+      app.get('/test/groups/:group_id/etagged', { schema: { hide: true, 'x-access': groupRoles(OFFICE, 'NoRole', 'read') } as object }, async (_req, reply) =>
+        reply.header('etag', 'W/"v1"').send({ ok: true }));
+      app.get('/test/slow-answer', async (_req, reply) => {
       await new Promise((resolve) => setTimeout(resolve, 1500));
       async function* pieces() {
         for (let i = 0; i < 10; i++) {
@@ -30,7 +35,8 @@ beforeAll(async () => {
         }
       }
       return reply.type('text/plain').send(Readable.from(pieces()));
-    }),
+      });
+    },
   });
   g = await newGroup(t);
   admin = await newUser(t, { groupId: g, role: 'admin' });
@@ -179,6 +185,14 @@ describe('no Cache-Control: no-store on login and authenticated answers (audit 9
       expect(r.status, url).toBe(status);
       expect(r.headers['cache-control'], `${url} ${status}`).toBe('no-store');
     }
+  });
+
+  it('an authenticated answer with its own ETag is private, no-cache (revalidated, never in a shared cache)', async () => {
+    const r = await inject(t, { url: `/test/groups/${g}/etagged`, headers: admin.auth });
+    expect(r.status).toBe(200);
+    expect(r.headers['etag']).toBe('W/"v1"');
+    expect(r.headers['cache-control']).toBe('private, no-cache');
+    expect((await inject(t, { url: `/test/groups/${g}/etagged` })).headers['cache-control']).toBe('no-store');
   });
 
   it('public answers keep their own caching: the feeds keep ETag, Last-Modified and public max-age', async () => {
