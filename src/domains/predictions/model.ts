@@ -96,12 +96,15 @@ export async function buildModel(db: Db, groupId: string, now: Date, o: ModelOpt
          JOIN trip_tracking t ON t.group_id = $1 AND t.service_date = l.service_date AND t.trip_id = l.trip_id
          WHERE l.from_at IS NOT NULL AND l.to_at IS NOT NULL AND l.to_at >= l.from_at AND l.to_at < l.from_at + interval '3 hours'
            AND t.route_id IS NOT NULL
+       ), cells AS (
+         -- One sort of the running times per cell for the three quantiles.
+         SELECT pattern_key, from_stop_id, to_stop_id, day_type, time_band, count(*) AS n,
+                percentile_cont(ARRAY[0.1, 0.5, 0.9]::double precision[]) WITHIN GROUP (ORDER BY run_s) AS q,
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY to_dwell_s) AS dwell
+         FROM runs GROUP BY pattern_key, from_stop_id, to_stop_id, day_type, time_band
        ), learned AS (
          INSERT INTO prediction_segments (group_id, pattern_key, from_stop_id, to_stop_id, day_type, time_band, n, median_run_s, p10_run_s, p90_run_s, median_dwell_s, updated_at)
-         SELECT $1, pattern_key, from_stop_id, to_stop_id, day_type, time_band, count(*),
-                percentile_cont(0.5) WITHIN GROUP (ORDER BY run_s), percentile_cont(0.1) WITHIN GROUP (ORDER BY run_s),
-                percentile_cont(0.9) WITHIN GROUP (ORDER BY run_s), percentile_cont(0.5) WITHIN GROUP (ORDER BY to_dwell_s), $6::timestamptz
-         FROM runs GROUP BY pattern_key, from_stop_id, to_stop_id, day_type, time_band
+         SELECT $1, pattern_key, from_stop_id, to_stop_id, day_type, time_band, n, q[2], q[1], q[3], dwell, $6::timestamptz FROM cells
          RETURNING n
        )
        SELECT coalesce(sum(n), 0)::integer AS runs, count(*)::integer AS segments FROM learned`,
