@@ -113,6 +113,18 @@ describe('predictBlock', () => {
     expect(p!.stops[1]!.departure).toBe(h(8, 11));
   });
 
+  it('a bus standing at a stop leaves after the dwell learned there (else the scheduled one), not before now', () => {
+    const trip = line('T1', h(8));
+    const dwelling = table({ 'S1>S2@8': { ...stats(300), median_dwell_s: 90 } });
+    const [p] = predictBlock([trip], { kind: 'at_stop', stop_sequence: 2, since: h(8, 5) }, opts(dwelling, h(8, 5, 10)));
+    expect(p!.stops[0]).toMatchObject({ stop_sequence: 2, arrival: h(8, 5), departure: h(8, 6, 30) });
+    expect(p!.stops[1]!.departure).toBe(h(8, 11, 30));
+    const [late] = predictBlock([trip], { kind: 'at_stop', stop_sequence: 2, since: h(8, 5) }, opts(dwelling, h(8, 8)));
+    expect(late!.stops[0]!.departure).toBe(h(8, 8));
+    const [unlearned] = predictBlock([trip], { kind: 'at_stop', stop_sequence: 2, since: h(8, 5) }, opts(table({}), h(8, 5)));
+    expect(unlearned!.stops[0]!.departure).toBe(h(8, 5)); // the schedule has no dwell there
+  });
+
   it('between two stops, only the rest of the segment is left to run', () => {
     const [p] = predictBlock([line('T1', h(8))], { kind: 'between', stop_sequence: 1, fraction: 0.6, at: h(8, 3) }, opts(table({}), h(8, 3)));
     expect(p!.stops[0]!.departure).toBe(h(8, 5));

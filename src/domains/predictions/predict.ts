@@ -164,7 +164,10 @@ function startFromState(trip: PlannedTrip, sched: readonly number[], state: Live
   if (state.kind === 'passed') return { index, departure: state.at, arrival: state.at, variance: 0, emitFirst: false };
   if (state.kind === 'at_stop') {
     const stop = trip.stops[index]!;
-    let departure = Math.max(o.now, state.since + dwellOf(stop));
+    // The dwell learned at this stop (it belongs to the segment into it), else the scheduled one.
+    const into = index > 0 ? o.lookup({ pattern_key: trip.pattern_key, from_stop_id: trip.stops[index - 1]!.stop_id, to_stop_id: stop.stop_id, at: state.since }) : undefined;
+    const dwell = into && into.n >= o.minSamples && into.median_dwell_s !== null ? into.median_dwell_s : dwellOf(stop);
+    let departure = Math.max(o.now, state.since + dwell);
     if (index === 0) departure = Math.max(departure, sched[0]!);
     return { index, departure, arrival: state.since, variance: 0, emitFirst: true };
   }
