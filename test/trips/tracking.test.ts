@@ -114,3 +114,12 @@ describe('trip tracking', () => {
     expect((await trackingOf(t.db, g, DATE)).map((x) => x.trip_id).sort()).toEqual(['T1', 'T2']);
   });
 });
+
+describe('trip tracking queue', () => {
+  it('clears the mark of a recomputed trip (regression: marks in microseconds were compared with a Date in milliseconds and stayed, so every read recomputed the trip)', async () => {
+    await send(t, g, dev.auth, [item('position', minute(5), { lat: 48.855, lon: 2.35, gps_valid: true, ...ref('T1') })]);
+    await trackingOf(t.db, g, DATE, ['T1'], { now: new Date(minute(30)) });
+    const marks = await t.db.query('SELECT trip_id FROM trip_tracking_dirty WHERE group_id = $1 AND service_date = $2', [g, DATE]);
+    expect(marks).toEqual([]);
+  });
+});

@@ -127,7 +127,8 @@ interface DirtyRow {
   group_id: string;
   service_date: string;
   trip_id: string;
-  marked_at: Date;
+  /** As text: the mark has microseconds, a Date only milliseconds (its mark would never be cleared). */
+  marked_at: string;
 }
 
 /**
@@ -136,11 +137,11 @@ interface DirtyRow {
  */
 export async function refreshDirty(db: Db, o: { groupId?: string; dates?: readonly string[]; from?: string; to?: string; tripIds?: readonly string[]; limit?: number } = {}): Promise<number> {
   const rows = await db.query<DirtyRow>(
-    `SELECT group_id, service_date, trip_id, marked_at FROM trip_tracking_dirty
+    `SELECT group_id, service_date, trip_id, marked_at::text AS marked_at FROM trip_tracking_dirty
      WHERE ($1::text IS NULL OR group_id = $1) AND ($2::date[] IS NULL OR service_date = ANY($2::date[]))
        AND ($3::date IS NULL OR service_date >= $3) AND ($4::date IS NULL OR service_date <= $4)
        AND ($5::text[] IS NULL OR trip_id = ANY($5::text[]))
-     ORDER BY marked_at LIMIT $6`,
+     ORDER BY trip_tracking_dirty.marked_at LIMIT $6`,
     [o.groupId ?? null, o.dates ? [...o.dates] : null, o.from ?? null, o.to ?? null, o.tripIds ? [...o.tripIds] : null, o.limit ?? 100_000],
   );
   for (const r of rows) {
