@@ -4,6 +4,7 @@
  * knows what to fix without reading code.
  */
 import { ConfigError, z } from './platform/envschema.js';
+import type { PartitionSettings } from './platform/db/partitions.js';
 
 export { ConfigError };
 
@@ -82,6 +83,8 @@ export interface Config {
   caches: CacheSettings;
   /** How long the service waits for what a client sends (src/platform/http/security.ts). */
   timeouts: Timeouts;
+  /** The partitions of the raw reports and their retention (src/platform/db/partitions.ts). */
+  partitions: PartitionSettings;
 }
 
 export interface Timeouts {
@@ -236,6 +239,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uploadMs: r.int('UPLOAD_TIMEOUT_SECONDS', { default: 900, min: 1, max: 86_400 }) * 1000,
       idleMs: r.int('IDLE_TIMEOUT_SECONDS', { default: 300, min: 0, max: 86_400 }) * 1000,
     },
+    partitions: {
+      positionsRetentionDays: r.int('POSITIONS_RETENTION_DAYS', { default: 90, min: 0, max: 36_500 }),
+      checkSeconds: r.int('PARTITIONS_CHECK_SECONDS', { default: 300, min: 1, max: 86_400 }),
+    },
   };
   if (config.timeouts.uploadMs < config.timeouts.requestMs) r.problem('UPLOAD_TIMEOUT_SECONDS must be at least REQUEST_TIMEOUT_SECONDS');
   if (config.corsAllowedOrigins.includes('*')) r.problem('CORS_ALLOWED_ORIGINS cannot be *: cross-origin calls carry credentials, so name each origin');
@@ -259,6 +266,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   // test/platform/security.test.ts sets them low to test the limits themselves.
   const rateLimits = { login: 100_000, credentials: 100_000, exports: 100_000 };
   // The prediction model job stays off, so no test's database gets a background build it did not ask for.
+  // Positions are kept for ever: suites send reports of fixed past dates on the system clock;
+  // test/platform/partitions.test.ts sets a retention to test it.
   const defaults = loadConfig({});
-  return { ...defaults, dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, predictions: { ...defaults.predictions, job: false }, ...overrides };
+  const partitions = { positionsRetentionDays: 0, checkSeconds: 300 };
+  return { ...defaults, dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, predictions: { ...defaults.predictions, job: false }, partitions, ...overrides };
 }

@@ -9,6 +9,7 @@ import { Compile } from 'typebox/compile';
 import type { AppContext } from '../../platform/context.js';
 import { changesOf, type AnnouncedTable } from '../../platform/db/changes.js';
 import type { Queryable, Tx } from '../../platform/db/index.js';
+import { PARTITIONS_AHEAD_DAYS, ensurePartitions, type PartitionedTable } from '../../platform/db/partitions.js';
 import { FORMAT_HINTS } from '../../platform/http/params.js';
 import { objectId } from '../../platform/ids.js';
 import { gtfsSeconds } from '../gtfs/time.js';
@@ -133,6 +134,18 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
     byType.set('device_state', stateChanges.filter((_s, i) => !over[i]) as unknown as Valid[]);
   }
 
+  // Trip reports outside the window the service keeps are rejected alone (reportWindowError).
+  const now = ctx.clock.now().getTime();
+  for (const t of TRIP_REPORTS) {
+    const list = byType.get(t);
+    if (!list) continue;
+    byType.set(t, list.filter((v) => {
+      const msg = reportWindowError(v.at.getTime(), now, ctx.config.partitions.positionsRetentionDays);
+      if (msg) rejected.push({ index: v.index, id: v.item.id, errors: [{ loc: ['at'], msg }] });
+      return !msg;
+    }));
+  }
+
   const receivedAt = ctx.clock.now();
   const accepted = new Set<string>();
   const touched = new Map<string, { trip_id: string; service_date: string }>();
@@ -150,6 +163,12 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
   const states = of<DeviceState>('device_state');
   const ons = of<SignOn>('sign_on');
   const offs = of<SignOff>('sign_off');
+
+  // The partitions these reports go to exist before the batch's statement (a backlog of an older
+  // day creates its own). An instant is also taken 1 ms later: the database rounds to the
+  // microsecond a time the Date truncated to the millisecond, which may carry it past midnight.
+  const partitionsOf = (table: PartitionedTable, items: Valid[]) => items.flatMap((v) => [{ table, at: v.at }, { table, at: new Date(v.at.getTime() + 1) }]);
+  await ensurePartitions(ctx.db, [...partitionsOf('positions', reports.positions), ...partitionsOf('trip_events', reports.events), ...partitionsOf('passenger_counts', reports.counts)]);
 
   let duties: { client_id: string; duty_id: string }[] = [];
   if (ons.length + offs.length + states.length === 0) {
@@ -203,6 +222,24 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
   };
   publishLive(ctx, groupId, deviceId, all.filter((v) => accepted.has(v.item.id)).map((v) => ({ type: v.type, item: v.item })));
   return { answer, touchedTrips: [...touched.values()] };
+}
+
+/** The reports a trip's tracking is computed from (they mark it for recomputation). */
+const TRIP_REPORTS: readonly ItemType[] = ['trip_start', 'trip_end', 'trip_event', 'position', 'passenger_count'];
+const DAY_MS = 86_400_000;
+
+/**
+ * Why a trip report's time is outside what the service keeps, or null. Older than the retention
+ * of positions: the trip's positions are gone, and recomputing its tracking now would lose what
+ * they gave (its stored tracking is final). More than PARTITIONS_AHEAD_DAYS ahead of the
+ * service's clock: the device's clock is wrong (and no partition is made for it).
+ */
+function reportWindowError(atMs: number, nowMs: number, retentionDays: number): string | null {
+  if (retentionDays > 0 && atMs < nowMs - retentionDays * DAY_MS) {
+    return `at is older than the ${retentionDays} days positions are kept (POSITIONS_RETENTION_DAYS): the trip's tracking is final`;
+  }
+  if (atMs > nowMs + PARTITIONS_AHEAD_DAYS * DAY_MS) return `at is more than ${PARTITIONS_AHEAD_DAYS} days ahead of the service's clock`;
+  return null;
 }
 
 type Resolution = { driverId: string } | { error: { loc: string[]; msg: string } };

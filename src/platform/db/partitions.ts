@@ -1,0 +1,162 @@
+/**
+ * The partitions of the raw report tables (migration 0017): positions by UTC day, trip events and
+ * passenger counts by UTC month. The maintainer creates them ahead (yesterday … today +
+ * PARTITIONS_AHEAD_DAYS) at start and every `checkSeconds`, so a clock passing midnight or a
+ * restart finds what it needs; ingest creates on demand the partition of an older report (a
+ * device's backlog); expired day partitions of positions are dropped (POSITIONS_RETENTION_DAYS).
+ *
+ * Trip events and passenger counts are never dropped: with the trip runs they are what the
+ * tracking of a trip and the exports are computed from (DESIGN.md §6: derived records and
+ * exports' sources are kept). Their monthly partitions leave a later retention one DROP a month.
+ *
+ * All creations and drops of every instance take one advisory lock, so two instances never race.
+ */
+import type { Clock } from '../clock.js';
+import type { Db, Queryable } from './types.js';
+
+export type PartitionedTable = 'positions' | 'trip_events' | 'passenger_counts';
+
+export const PARTITIONED: Readonly<Record<PartitionedTable, 'day' | 'month'>> = { positions: 'day', trip_events: 'month', passenger_counts: 'month' };
+
+/** Partitions exist this many days ahead of the clock; reports dated later are refused (a device's clock gone wrong). */
+export const PARTITIONS_AHEAD_DAYS = 7;
+
+const LOCK = "SELECT pg_advisory_xact_lock(hashtext('transit-ops:partitions'))";
+const DAY_MS = 86_400_000;
+
+export interface PartitionSettings {
+  /** Days positions are kept; 0: kept for ever. */
+  positionsRetentionDays: number;
+  /** The maintainer's period. */
+  checkSeconds: number;
+}
+
+/** The name of the partition of `table` holding instant `at` (as transit_ops_ensure_partition names it). */
+export function partitionName(table: PartitionedTable, at: Date): string {
+  const iso = at.toISOString();
+  return `${table}_p${PARTITIONED[table] === 'day' ? iso.slice(0, 10).replaceAll('-', '') : iso.slice(0, 7).replace('-', '')}`;
+}
+
+/** Partitions known to exist, per database handle: ingest asks the database only for a new one. */
+const known = new WeakMap<Db, Set<string>>();
+const knownOf = (db: Db) => known.get(db) ?? known.set(db, new Set()).get(db)!;
+
+/** Makes sure the partitions holding these instants exist (one short transaction when one is missing). */
+export async function ensurePartitions(db: Db, wanted: readonly { table: PartitionedTable; at: Date }[]): Promise<void> {
+  const set = knownOf(db);
+  const missing = new Map<string, { table: PartitionedTable; at: Date }>();
+  for (const w of wanted) {
+    const name = partitionName(w.table, w.at);
+    if (!set.has(name)) missing.set(name, w);
+  }
+  if (missing.size === 0) return;
+  await db.transaction(async (tx) => {
+    await tx.query(LOCK);
+    const all = [...missing.values()];
+    await tx.query('SELECT transit_ops_ensure_partition(u.t, u.unit, u.at) FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(t, unit, at)', [
+      all.map((w) => w.table), all.map((w) => PARTITIONED[w.table]), all.map((w) => w.at.toISOString()),
+    ]);
+  });
+  for (const name of missing.keys()) set.add(name);
+}
+
+export interface MaintenanceResult {
+  created: string[];
+  dropped: string[];
+}
+
+/** The partitions of a table, oldest first. */
+export async function listPartitions(db: Queryable, table: PartitionedTable): Promise<string[]> {
+  const rows = await db.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+     WHERE p.relname = $1 AND p.relnamespace = current_schema()::regnamespace ORDER BY c.relname`,
+    [table],
+  );
+  return rows.map((r) => r.name);
+}
+
+/** End (exclusive) of a partition named by partitionName, or null for a name it does not make. */
+function partitionEnd(table: PartitionedTable, name: string): Date | null {
+  const m = new RegExp(`^${table}_p(\\d{4})(\\d{2})(\\d{2})?$`).exec(name);
+  if (!m) return null;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]) - 1, m[3] === undefined ? undefined : Number(m[3])];
+  return d === undefined ? new Date(Date.UTC(y, mo + 1, 1)) : new Date(Date.UTC(y, mo, d + 1));
+}
+
+/**
+ * One round: the partitions from yesterday to PARTITIONS_AHEAD_DAYS ahead exist, and the day
+ * partitions of positions entirely older than the retention are dropped. Instances take turns
+ * (the lock). Neither the lock nor a drop waits more than 5 s (a drop waits for the readers of the
+ * table, a long export): the round fails and is tried again next round rather than stall the
+ * ingest queued behind it.
+ */
+export async function maintainPartitions(db: Db, clock: Clock, s: Pick<PartitionSettings, 'positionsRetentionDays'>): Promise<MaintenanceResult> {
+  const now = clock.now().getTime();
+  return db.transaction(async (tx) => {
+    await tx.query("SET LOCAL lock_timeout = '5s'");
+    await tx.query(LOCK);
+    const before = new Set<string>();
+    const tables = Object.keys(PARTITIONED) as PartitionedTable[];
+    for (const t of tables) for (const n of await listPartitions(tx, t)) before.add(n);
+    const wanted: { table: PartitionedTable; at: Date }[] = [];
+    for (const table of tables) for (let d = -1; d <= PARTITIONS_AHEAD_DAYS; d++) wanted.push({ table, at: new Date(now + d * DAY_MS) });
+    const names = await tx.query<{ name: string }>(
+      'SELECT DISTINCT transit_ops_ensure_partition(u.t, u.unit, u.at) AS name FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(t, unit, at)',
+      [wanted.map((w) => w.table), wanted.map((w) => PARTITIONED[w.table]), wanted.map((w) => w.at.toISOString())],
+    );
+    const created = names.map((r) => r.name).filter((n) => !before.has(n)).sort();
+    const dropped: string[] = [];
+    if (s.positionsRetentionDays > 0) {
+      const cutoff = now - s.positionsRetentionDays * DAY_MS;
+      for (const name of [...before].filter((n) => n.startsWith('positions_p')).sort()) {
+        const end = partitionEnd('positions', name);
+        if (end && end.getTime() <= cutoff) {
+          await tx.query(`DROP TABLE ${quote(name)}`);
+          dropped.push(name);
+        }
+      }
+    }
+    return { created, dropped };
+  }).then((r) => {
+    const set = knownOf(db);
+    for (const n of r.created) set.add(n);
+    for (const n of r.dropped) set.delete(n);
+    return r;
+  });
+}
+
+const quote = (name: string) => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid partition name: ${name}`);
+  return `"${name}"`;
+};
+
+/**
+ * Runs maintainPartitions now and every `checkSeconds`. `ready` settles after the first round (a
+ * start waits for it: the partitions of today exist before the first report). The function
+ * returned stops the loop and waits for a running round.
+ */
+export function startPartitionMaintainer(
+  o: { db: Db; clock: Clock; settings: PartitionSettings; onError: (err: unknown) => void; onRound?: (r: MaintenanceResult) => void },
+): { ready: Promise<void>; stop: () => Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  let busy = false;
+  const round = () => {
+    busy = true;
+    running = maintainPartitions(o.db, o.clock, o.settings)
+      .then((r) => o.onRound?.(r), o.onError)
+      .finally(() => (busy = false));
+    return running;
+  };
+  const ready = round();
+  const timer = setInterval(() => {
+    if (!busy) void round();
+  }, o.settings.checkSeconds * 1000);
+  timer.unref();
+  return {
+    ready,
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
