@@ -155,8 +155,9 @@ describe('the answer cache', () => {
 
 describe('the change feed', () => {
   it('every table has its trigger but the announced ones (the report tables)', async () => {
+    // Partitions (of report tables, migration 0017) are left out: test/platform/partitions.test.ts.
     const untriggered = await t.db.query<{ relname: string }>(
-      `SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
+      `SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
          AND NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = c.oid AND g.tgname = 'transit_ops_change') ORDER BY 1`);
     expect(untriggered.map((r) => r.relname)).toEqual([...ANNOUNCED_TABLES, 'schema_migrations'].sort());
   });
