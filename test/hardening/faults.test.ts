@@ -41,8 +41,12 @@ async function startService(): Promise<{ child: ChildProcess; base: string; exit
   url.searchParams.set('options', `-c search_path=${t.testDb.schema}`);
   // Its connections carry a name of their own: the killer below touches nothing else.
   url.searchParams.set('application_name', serviceName());
+  // Positions kept for ever: the batches below are dated in May 2026, older than the default retention.
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    env: { ...process.env, DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', TRANSIT_OPS_DEMO: '0', RATE_LIMIT_EXPORTS_PER_MINUTE: '100000' },
+    env: {
+      ...process.env, DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', TRANSIT_OPS_DEMO: '0', RATE_LIMIT_EXPORTS_PER_MINUTE: '100000',
+      POSITIONS_RETENTION_DAYS: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
