@@ -119,6 +119,17 @@ describe('device_state merged any number of unknown fields forever (audit 9a)', 
     expect(Buffer.byteLength(JSON.stringify(await latestState(dev.deviceId)))).toBeLessThanOrEqual(16 * 1024);
   });
 
+  it('a state stored past the bounds before they existed may still change without growing', async () => {
+    const dev = await newDevice(t, g);
+    // As stored before the bounds: 80 fields.
+    await t.db.query('INSERT INTO device_latest (group_id, device_id, state_at, state, last_seen_at) VALUES ($1, $2, $3, $4, $3)', [g, dev.deviceId, minutesAgo(60), JSON.stringify(fields(80, 'old'))]);
+    const same = item('device_state', minutesAgo(10), { state: { old0: 2 } });
+    const grows = item('device_state', minutesAgo(9), { state: { new0: 1 } });
+    const r = await send(t, g, dev.auth, [same, grows]);
+    expect(r.json.accepted).toEqual([same.id]);
+    expect(r.json.rejected).toEqual([{ index: 1, id: grows.id, errors: [{ loc: ['state'], msg: expect.stringMatching(/81 fields, over the bound of 64/) }] }]);
+  });
+
   it('documents the bounds in the OpenAPI description of the device reports', async () => {
     const doc = (await inject(t, { url: '/api/v4/openapi/internal.json' })).json as { paths: Record<string, Record<string, { description?: string }>> };
     const description = doc.paths['/api/v4/groups/{group_id}/device/reports']?.['post']?.description ?? '';

@@ -34,7 +34,8 @@ export function applyPatch(state: DeviceStateValue, patch: DeviceStateValue): De
  * null: the device's latest state, merged with the changes kept so far in event time, must hold at
  * most DEVICE_STATE_MAX_FIELDS fields and DEVICE_STATE_MAX_BYTES bytes of JSON. A change older than
  * the latest state is counted as adding its fields and removing none (a later event may have set
- * again what it removes), so the latest state never passes the bounds, whatever the arrival order.
+ * again what it removes), so the latest state never passes the bounds, whatever the arrival order
+ * (a state stored past them before they existed may change without growing).
  */
 export async function stateBoundErrors(db: Queryable, groupId: string, deviceId: string, changes: { clientId: string; at: Date; patch: DeviceStateValue }[]): Promise<(string | null)[]> {
   // A retry of a stored change is acknowledged as a duplicate, whatever the state became since.
@@ -57,8 +58,10 @@ export async function stateBoundErrors(db: Queryable, groupId: string, deviceId:
     const next = late ? { ...state, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null)) } : applyPatch(state, patch);
     const fields = Object.keys(next).length;
     const bytes = Buffer.byteLength(JSON.stringify(next));
-    if (fields > DEVICE_STATE_MAX_FIELDS) errors[i] = `the device state would hold ${fields} fields, over the bound of ${DEVICE_STATE_MAX_FIELDS}: remove fields (set them to null) first`;
-    else if (bytes > DEVICE_STATE_MAX_BYTES) errors[i] = `the device state would take ${bytes} bytes of JSON, over the bound of ${DEVICE_STATE_MAX_BYTES}: remove fields (set them to null) first`;
+    // A state already past a bound (stored before the bounds) may still change if it does not grow.
+    const before = { fields: Object.keys(state).length, bytes: Buffer.byteLength(JSON.stringify(state)) };
+    if (fields > DEVICE_STATE_MAX_FIELDS && fields > before.fields) errors[i] = `the device state would hold ${fields} fields, over the bound of ${DEVICE_STATE_MAX_FIELDS}: remove fields (set them to null) first`;
+    else if (bytes > DEVICE_STATE_MAX_BYTES && bytes > before.bytes) errors[i] = `the device state would take ${bytes} bytes of JSON, over the bound of ${DEVICE_STATE_MAX_BYTES}: remove fields (set them to null) first`;
     else {
       state = next;
       stateAt = Math.max(stateAt, at.getTime());
