@@ -41,7 +41,12 @@ export function partitionName(table: PartitionedTable, at: Date): string {
 const known = new WeakMap<Db, Set<string>>();
 const knownOf = (db: Db) => known.get(db) ?? known.set(db, new Set()).get(db)!;
 
-/** Makes sure the partitions holding these instants exist (one short transaction when one is missing). */
+/**
+ * Makes sure the partitions holding these instants exist (one short transaction when one is
+ * missing). Making a partition locks its parent against every reader and writer: it waits at most
+ * 5 s for a long reader (an export), then fails (the device retries) rather than stall the ingest
+ * of every device queued behind it. Partitions made ahead keep this off the common path.
+ */
 export async function ensurePartitions(db: Db, wanted: readonly { table: PartitionedTable; at: Date }[]): Promise<void> {
   const set = knownOf(db);
   const missing = new Map<string, { table: PartitionedTable; at: Date }>();
@@ -51,6 +56,7 @@ export async function ensurePartitions(db: Db, wanted: readonly { table: Partiti
   }
   if (missing.size === 0) return;
   await db.transaction(async (tx) => {
+    await tx.query("SET LOCAL lock_timeout = '5s'");
     await tx.query(LOCK);
     const all = [...missing.values()];
     await tx.query('SELECT transit_ops_ensure_partition(u.t, u.unit, u.at) FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(t, unit, at)', [
