@@ -11,7 +11,7 @@ import { currentDuty, zonesAround } from '../duties/service.js';
 import { BatchAnswer, DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS, DEVICE_STATE_MAX_NAME, DEVICE_STATE_MAX_TEXT, DutyRecord, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
 import { refreshSoon } from '../trips/tracking.js';
 import { ingestBatch } from './ingest.js';
-import { startPartitionMaintainer } from '../../platform/db/partitions.js';
+import { PARTITIONS_AHEAD_DAYS, startPartitionMaintainer } from '../../platform/db/partitions.js';
 
 const DEVICE = groupRoles(['driver'], 'DeviceApiRoleRequired', 'device');
 const deviceErrors = { 403: { DeviceCredentialRequired: 'the credential is not bound to a device of this group (a driver session opened with device_id, or a device API key)' } };
@@ -46,7 +46,10 @@ export async function deviceRoutes(fastify: FastifyInstance) {
         description: [
           `A batch of at most ${MAX_BATCH} items is one transaction. Each item is checked against its own schema (item types: ${Object.keys(ITEM_SCHEMAS).join(', ')}; see the components ` +
             'of this document); an invalid item is rejected alone, with its reasons, and the valid ones are stored: read `rejected` and `complete`.',
-          'Each item has a client-generated UUID: an item sent again (a retry after a timeout, a replayed backlog) is acknowledged in `duplicates` and never stored twice.',
+          'Each item has a client-generated UUID: an item sent again (a retry after a timeout, a replayed backlog) is acknowledged in `duplicates` and never stored twice ' +
+            '(positions, trip events and passenger counts are recognised by their id and time: send a retried item unchanged).',
+          `Trip reports (trip_start, trip_end, trip_event, position, passenger_count) dated more than ${PARTITIONS_AHEAD_DAYS} days ahead of the service's clock, or older than the days ` +
+            'positions are kept (POSITIONS_RETENTION_DAYS, default 90; their trip\'s tracking is final), are rejected alone at `at`.',
           'Items may be late and out of order: duties are derived from the sign-on and sign-off times, and the latest state of the device only moves forward in event time.',
           `A \`device_state\` item names at most ${DEVICE_STATE_MAX_FIELDS} fields, of 1 to ${DEVICE_STATE_MAX_NAME} characters, text values of at most ${DEVICE_STATE_MAX_TEXT} characters; the state it is merged into may hold at most ${DEVICE_STATE_MAX_FIELDS} fields and ${DEVICE_STATE_MAX_BYTES} bytes of JSON ` +
             '(a late item counts as adding its fields, removing none). An item over a bound is rejected alone, its error naming the bound; remove fields by setting them to null.',
