@@ -11,7 +11,7 @@ import { fixedClock } from '../../src/platform/clock.js';
 import type { Db } from '../../src/platform/db/index.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { migrations } from '../../src/platform/db/migrations/index.js';
-import { listPartitions, maintainPartitions } from '../../src/platform/db/partitions.js';
+import { ensurePartitions, listPartitions, maintainPartitions } from '../../src/platform/db/partitions.js';
 import { trackingOf } from '../../src/domains/trips/tracking.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
@@ -147,6 +147,22 @@ describe('report partitions', () => {
     expect(await listPartitions(db, 'positions')).toEqual(expect.arrayContaining(days('2026-12-19', 9)));
     expect(await listPartitions(db, 'trip_events')).toContain('trip_events_p202612');
     await app.close();
+  });
+
+  it('two instances making the same partitions at once both succeed (the advisory lock), and make each once', async () => {
+    const other: Db = engine === 'postgres' ? await t.testDb.reopen() : t.db;
+    const at = new Date('2026-09-15T10:00:00Z');
+    const later = fixedClock('2027-01-10T00:00:00Z');
+    await Promise.all([
+      ensurePartitions(t.db, [{ table: 'positions', at }, { table: 'trip_events', at }]),
+      ensurePartitions(other, [{ table: 'positions', at }, { table: 'trip_events', at }]),
+      maintainPartitions(t.db, later, { positionsRetentionDays: 0 }),
+      maintainPartitions(other, later, { positionsRetentionDays: 0 }),
+    ]);
+    const positions = await listPartitions(t.db, 'positions');
+    expect(positions).toEqual(expect.arrayContaining(['positions_p20260915', ...days('2027-01-09', 9)]));
+    expect(positions.filter((n) => n === 'positions_p20260915')).toHaveLength(1);
+    expect(await listPartitions(t.db, 'trip_events')).toEqual(expect.arrayContaining(['trip_events_p202609', 'trip_events_p202701']));
   });
 
   it('drops the day partitions of positions past the retention, keeps newer ones, trip events, counts and tracking', async () => {
