@@ -69,6 +69,8 @@ export interface Config {
   live: LiveSettings;
   /** Predictions at the stops ahead (src/domains/predictions, docs/predictions.md). */
   predictions: PredictionsConfig;
+  /** The sample of published predictions scored by stats/predictions (src/domains/predictions/samples.ts). */
+  predictionSamples: PredictionSamplesConfig;
   /**
    * Which peers may set X-Forwarded-For / -Proto / -Host (Fastify's trustProxy): `true`, `false`,
    * or a comma-separated list of addresses, CIDR ranges and the names loopback, linklocal,
@@ -132,6 +134,15 @@ export interface PredictionsConfig {
   minSamples: number;
   /** The least time between the predicted end of a trip and the start of the next trip of its block. */
   minLayoverSeconds: number;
+}
+
+export interface PredictionSamplesConfig {
+  /** Whether this instance samples what the predictions publish, once a minute (PREDICTION_SAMPLES_JOB). */
+  job: boolean;
+  /** Samples of service dates older than this many days are deleted. */
+  retentionDays: number;
+  /** Stops predicted farther ahead than this (minutes) are not sampled. */
+  maxHorizonMinutes: number;
 }
 
 /** LIVE_BATCH_MS's default: the live stream's window, in ms. */
@@ -223,6 +234,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       minSamples: r.int('PREDICTIONS_MIN_SAMPLES', { default: 5, min: 1, max: 10_000 }),
       minLayoverSeconds: r.int('PREDICTIONS_MIN_LAYOVER_SECONDS', { default: 180, min: 0, max: 7200 }),
     },
+    predictionSamples: {
+      job: r.bool('PREDICTION_SAMPLES_JOB', { default: true }),
+      retentionDays: r.int('PREDICTION_SAMPLES_RETENTION_DAYS', { default: 90, min: 1, max: 3660 }),
+      maxHorizonMinutes: r.int('PREDICTION_SAMPLES_MAX_HORIZON_MINUTES', { default: 60, min: 1, max: 180 }),
+    },
     trustProxy: trustProxyOf(r.str('TRUST_PROXY', { default: 'loopback,linklocal,uniquelocal' })),
     corsAllowedOrigins: r.origins('CORS_ALLOWED_ORIGINS'),
     rateLimits: {
@@ -270,5 +286,5 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   // test/platform/partitions.test.ts sets a retention to test it.
   const defaults = loadConfig({});
   const partitions = { positionsRetentionDays: 0, checkSeconds: 300 };
-  return { ...defaults, dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, predictions: { ...defaults.predictions, job: false }, partitions, ...overrides };
+  return { ...defaults, dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, predictions: { ...defaults.predictions, job: false }, predictionSamples: { ...defaults.predictionSamples, job: false }, partitions, ...overrides };
 }

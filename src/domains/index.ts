@@ -14,6 +14,7 @@ import { movementRoutes } from './movements/routes.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { planningRoutes } from './planning/routes.js';
 import { predictionJob } from './predictions/job.js';
+import { predictionRoutes } from './predictions/routes.js';
 import { ratingRoutes } from './ratings/routes.js';
 import { tripRoutes } from './trips/routes.js';
 import { updateRoutes } from './updates/routes.js';
@@ -25,7 +26,7 @@ type Plugin = (app: FastifyInstance) => Promise<void>;
 export const apiDomains: readonly Plugin[] = [
   authRoutes, groupRoutes, userRoutes, gtfsRoutes, onDemandRoutes, railRoutes, fleetRoutes, planningRoutes, ratingRoutes,
   notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes, liveRoutes,
-  liveMapRoutes, feedRoutes,
+  liveMapRoutes, feedRoutes, predictionRoutes,
 ];
 
 /** Domains with paths outside /api/v4. */
