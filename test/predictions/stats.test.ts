@@ -12,7 +12,7 @@ import { predictTrips } from '../../src/domains/predictions/service.js';
 import { pruneSamples, samplePredictions } from '../../src/domains/predictions/samples.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { instantOf } from '../../src/platform/time.js';
-import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
+import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { importZip, minimalZip } from '../helpers/gtfs.js';
 
 let t: TestApp;
@@ -132,11 +132,28 @@ describe('stats/predictions', () => {
     expect((await stats(`start_date=${D1}&end_date=${D1}`, driver)).status).toBe(403);
   });
 
-  it('a caller limited to teams gets the trips of their teams only (none recorded here: nothing)', async () => {
-    const limited = await newUser(t, { groupId: g, role: 'reader', teams: ['north'] });
-    const res = await stats(`start_date=${D1}&end_date=${D2}`, limited);
-    expect(res.status).toBe(200);
-    expect((res.json as { total: Figures }).total.predictions).toBe(0);
+  it('a caller limited to teams gets the trips whose recorded vehicle is in their teams only', async () => {
+    const north = await newTeam(t, g, 'north');
+    await t.db.query(`INSERT INTO vehicles (group_id, vehicle_id, fleet_number, license_plate, teams) VALUES ($1, 'VN', '101', 'AA-101-AA', $2)`, [g, [north]]);
+    // Trip B of D1 (route R2) was run by VN; trip A by nobody of north.
+    await t.db.query(
+      `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, end_reported, planned_stops, recorded_stops, unpassed_stops, vk, recorded_commercial_km, off_itinerary_km,
+         reliable_km, unreliable_km, positions, invalid_positions, boardings, alightings, max_load, doors, device_ids, vehicle_ids, driver_ids, computed_at)
+       VALUES ($1, $2, 'B', 'R2', true, 1, 1, '{}', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', '{VN}', '{}', now())`,
+      [g, D1],
+    );
+    try {
+      const limited = await newUser(t, { groupId: g, role: 'reader', teams: [north] });
+      const res = await stats(`start_date=${D1}&end_date=${D2}`, limited);
+      expect(res.status).toBe(200);
+      const body = res.json as { total: Figures; by_route: (Figures & { route_id: string })[] };
+      expect(body.total).toMatchObject({ predictions: 2, accuracy_percent: 100, minute_bins: 11, complete_minute_bins: 2 });
+      expect(body.by_route.map((r) => r.route_id)).toEqual(['R2']);
+      // The whole group still sees everything.
+      expect(((await stats(`start_date=${D1}&end_date=${D2}`)).json as { total: Figures }).total.predictions).toBe(7);
+    } finally {
+      await t.db.query(`DELETE FROM trip_tracking WHERE group_id = $1 AND trip_id = 'B'`, [g]);
+    }
   });
 });
 

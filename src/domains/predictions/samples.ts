@@ -23,6 +23,7 @@ export const HORIZON_BANDS = [[0, 5], [5, 10], [10, 20], [20, 30]] as const;
 /** A one-minute bin is complete with this many samples (at most one a minute is recorded: see docs/predictions.md). */
 export const COMPLETE_BIN_SAMPLES = 1;
 
+
 /** Samples what the predictions publish now for every group and date with a trip in progress; returns the rows recorded. */
 export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupId?: string } = {}): Promise<number> {
   const now = o.now ?? ctx.clock.now();
@@ -141,7 +142,7 @@ const bandOf = (x: string) => `CASE ${HORIZON_BANDS.map(([lo, hi]) => `WHEN ${x}
 
 // Samples scored: the actual arrival known, sampled in the WINDOW_MINUTES before it. e: predicted − actual (s), t: minutes to the actual arrival.
 const SCORED = `
-  s AS (
+  s AS MATERIALIZED (
     SELECT p.service_date::text AS service_date, p.route_id, p.trip_id, p.stop_sequence, p.sampled_at, p.predicted_arrival_at,
       EXTRACT(EPOCH FROM (p.predicted_arrival_at - COALESCE(a.actual_arrival_at, a.actual_at)))::float8 AS e,
       EXTRACT(EPOCH FROM (COALESCE(a.actual_arrival_at, a.actual_at) - p.sampled_at))::float8 / 60 AS t
@@ -156,8 +157,8 @@ const SCORED = `
           AND (EXISTS (SELECT 1 FROM vehicles v WHERE v.group_id = tt.group_id AND v.vehicle_id = ANY (tt.vehicle_ids) AND v.teams && $4::text[])
             OR EXISTS (SELECT 1 FROM drivers d WHERE d.group_id = tt.group_id AND d.driver_id = ANY (tt.driver_ids) AND d.teams && $4::text[]))))
   ),
-  b AS (
-    SELECT s.*, ${bandOf('s.t')} AS band,
+  b AS MATERIALIZED (
+    SELECT s.*, ${bandOf('s.t')} AS band, floor(s.t)::int AS k,
       -60 * ln(s.t + 1.5) AS lo, 60 * ln(s.t + 1.3) AS hi
     FROM s
   )`;
@@ -168,41 +169,35 @@ const KEYS = 'service_date, route_id, band, GROUPING(service_date) AS gd, GROUPI
 export async function predictionStats(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams'>, p: Period) {
   const params = [scope.groupId, p.start, p.end, scope.teams === null ? null : [...scope.teams]];
   type Keyed = { gd: number; gr: number; service_date: string | null; route_id: string | null; band: number | null };
-  const errors = await db.query<Keyed & { n: number; accurate: number; early: number; late: number; p25: number | null; p50: number | null; p75: number | null }>(
-    `WITH ${SCORED}
-     SELECT ${KEYS}, count(*)::int AS n,
+  // One statement, the scored samples read once: kind e (errors), w (wobble), b (bins expected), c (bins complete).
+  const rows = await db.query<Keyed & { kind: 'e' | 'w' | 'b' | 'c'; n: number; accurate: number; early: number; late: number; p25: number | null; p50: number | null; p75: number | null }>(
+    `WITH ${SCORED},
+     w AS (
+       SELECT service_date, route_id, band,
+         abs(EXTRACT(EPOCH FROM (predicted_arrival_at - lag(predicted_arrival_at) OVER (PARTITION BY service_date, trip_id, stop_sequence ORDER BY sampled_at))))::float8 AS d
+       FROM b),
+     -- The one-minute bins holding samples (k ≤ T < k+1), and each stop's first bin.
+     pb AS (SELECT service_date, route_id, trip_id, stop_sequence, k, band FROM b GROUP BY 1, 2, 3, 4, 5, 6),
+     ps AS (SELECT service_date, route_id, max(k) AS first_k FROM pb GROUP BY service_date, route_id, trip_id, stop_sequence),
+     -- The bins of each band from the first one to the arrival: max(0, min(first_k, hi − 1) − lo + 1).
+     bins AS (
+       SELECT ps.service_date, ps.route_id, h.lo AS band, GREATEST(0, LEAST(ps.first_k, h.hi - 1) - h.lo + 1) AS n
+       FROM ps CROSS JOIN (VALUES ${HORIZON_BANDS.map(([lo, hi]) => `(${lo}, ${hi})`).join(', ')}) AS h(lo, hi))
+     SELECT 'e' AS kind, ${KEYS}, count(*)::int AS n,
        count(*) FILTER (WHERE e >= lo AND e <= hi)::int AS accurate,
        count(*) FILTER (WHERE e < lo)::int AS early,
        count(*) FILTER (WHERE e > hi)::int AS late,
        percentile_cont(0.25) WITHIN GROUP (ORDER BY e) AS p25,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY e) AS p50,
        percentile_cont(0.75) WITHIN GROUP (ORDER BY e) AS p75
-     FROM b GROUP BY ${SETS}`,
-    params,
-  );
-  const wobble = await db.query<Keyed & { n: number; p50: number | null }>(
-    `WITH ${SCORED},
-     w AS (
-       SELECT service_date, route_id, band,
-         abs(EXTRACT(EPOCH FROM (predicted_arrival_at - lag(predicted_arrival_at) OVER (PARTITION BY service_date, trip_id, stop_sequence ORDER BY sampled_at))))::float8 AS d
-       FROM b)
-     SELECT ${KEYS}, count(*)::int AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS p50
-     FROM w WHERE d IS NOT NULL GROUP BY ${SETS}`,
-    params,
-  );
-  const completeness = await db.query<Keyed & { bins: number; complete: number }>(
-    `WITH ${SCORED},
-     per_bin AS (SELECT service_date, route_id, trip_id, stop_sequence, floor(t)::int AS k, count(*) AS n FROM b GROUP BY 1, 2, 3, 4, 5),
-     per_stop AS (SELECT service_date, route_id, trip_id, stop_sequence, max(k) AS first_k FROM per_bin GROUP BY 1, 2, 3, 4),
-     bins AS (
-       SELECT ps.service_date, ps.route_id, k.k,
-         ${bandOf('k.k')} AS band,
-         COALESCE(pb.n, 0) >= ${COMPLETE_BIN_SAMPLES} AS complete
-       FROM per_stop ps
-       CROSS JOIN LATERAL generate_series(0, ps.first_k) AS k(k)
-       LEFT JOIN per_bin pb ON pb.service_date = ps.service_date AND pb.trip_id = ps.trip_id AND pb.stop_sequence = ps.stop_sequence AND pb.k = k.k)
-     SELECT ${KEYS}, count(*)::int AS bins, count(*) FILTER (WHERE complete)::int AS complete
-     FROM bins GROUP BY ${SETS}`,
+     FROM b GROUP BY ${SETS}
+     UNION ALL
+     SELECT 'w', ${KEYS}, count(*)::int, 0, 0, 0, NULL, percentile_cont(0.5) WITHIN GROUP (ORDER BY d), NULL
+     FROM w WHERE d IS NOT NULL GROUP BY ${SETS}
+     UNION ALL
+     SELECT 'b', ${KEYS}, COALESCE(sum(n), 0)::int, 0, 0, 0, NULL, NULL, NULL FROM bins GROUP BY ${SETS}
+     UNION ALL
+     SELECT 'c', ${KEYS}, count(*)::int, 0, 0, 0, NULL, NULL, NULL FROM pb GROUP BY ${SETS}`,
     params,
   );
 
@@ -218,35 +213,31 @@ export async function predictionStats(db: Db, scope: Pick<GroupScope, 'groupId' 
   };
   const pct = (a: number, n: number) => (n === 0 ? null : Math.round((a / n) * 1000) / 10);
   const s1 = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
-  for (const r of errors) {
+  for (const r of rows) {
     const f = get(r);
-    f.predictions = r.n;
-    f.accurate = r.accurate;
-    f.accuracy_percent = pct(r.accurate, r.n);
-    f.early_percent = pct(r.early, r.n);
-    f.on_time_percent = pct(r.n - r.early - r.late, r.n);
-    f.late_percent = pct(r.late, r.n);
-    f.median_error_seconds = s1(r.p50);
-    f.p25_error_seconds = s1(r.p25);
-    f.p75_error_seconds = s1(r.p75);
-    f.iqr_error_seconds = r.p25 === null || r.p75 === null ? null : s1(r.p75 - r.p25);
+    if (r.kind === 'e') {
+      f.predictions = r.n;
+      f.accurate = r.accurate;
+      f.accuracy_percent = pct(r.accurate, r.n);
+      f.early_percent = pct(r.early, r.n);
+      f.on_time_percent = pct(r.n - r.early - r.late, r.n);
+      f.late_percent = pct(r.late, r.n);
+      f.median_error_seconds = s1(r.p50);
+      f.p25_error_seconds = s1(r.p25);
+      f.p75_error_seconds = s1(r.p75);
+      f.iqr_error_seconds = r.p25 === null || r.p75 === null ? null : s1(r.p75 - r.p25);
+    } else if (r.kind === 'w') {
+      f.wobble_pairs = r.n;
+      f.median_wobble_seconds = s1(r.p50);
+    } else if (r.kind === 'b') f.minute_bins = r.n;
+    else f.complete_minute_bins = r.n;
   }
-  for (const r of wobble) {
-    const f = get(r);
-    f.wobble_pairs = r.n;
-    f.median_wobble_seconds = s1(r.p50);
-  }
-  for (const r of completeness) {
-    const f = get(r);
-    f.minute_bins = r.bins;
-    f.complete_minute_bins = r.complete;
-    f.completeness_percent = pct(r.complete, r.bins);
-  }
+  for (const f of figures.values()) f.completeness_percent = pct(f.complete_minute_bins, f.minute_bins);
   const withBands = (prefix: string) => ({
     ...(figures.get(`${prefix}|`) ?? blank()),
     by_horizon: HORIZON_BANDS.map(([lo, hi]) => ({ from_minutes: lo, to_minutes: hi, ...(figures.get(`${prefix}|${lo}`) ?? blank()) })),
   });
-  const keyed: Keyed[] = [...errors, ...completeness];
+  const keyed: Keyed[] = rows.filter((r) => r.kind === 'b');
   const days = [...new Set(keyed.filter((r) => r.gd === 0).map((r) => r.service_date!))].sort();
   const routes = [...new Set(keyed.filter((r) => r.gd === 1 && r.gr === 0).map((r) => r.route_id!))].sort();
   return {
