@@ -81,7 +81,7 @@ export async function predictionRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/stats/predictions', {
     schema: op(
       {
-        operationId: 'getPredictionStats', summary: 'Accuracy, completeness and wobble of the published predictions', tags: ['stats', 'predictions'],
+        operationId: 'getPredictionStats', summary: 'Accuracy, completeness and wobble of the published predictions', tags: ['stats', 'trips'],
         access: groupRoles(OFFICE, 'GetPredictionStatsRoleRequired', 'read'), documents: PUBLIC,
         description: [
           `Totals, by day (\`by_day\`) and by route (\`by_route\`), each with the same figures by horizon band (\`by_horizon\`). Period: at most ${MAX_PREDICTION_STATS_DAYS} days (service dates, the group's time zone).`,
