@@ -96,9 +96,9 @@ async function main() {
     let trips = 0;
     for (let r = 0; r < RUNS; r++) {
       const t0 = performance.now();
-      await networkNow(db, 'bench', now, { staleVehicleSeconds: 300 });
+      await networkNow(db, 'bench', now, { staleVehicleSeconds: 300, predictions: app.ctx.config.predictions });
       const t1 = performance.now();
-      const net = await networkNow(db, 'bench', now, { staleVehicleSeconds: 300, memo });
+      const net = await networkNow(db, 'bench', now, { staleVehicleSeconds: 300, predictions: app.ctx.config.predictions, memo });
       const t2 = performance.now();
       cold.push(t1 - t0);
       if (r > 0) warm.push(t2 - t1);

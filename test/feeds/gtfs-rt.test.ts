@@ -42,7 +42,7 @@ afterAll(async () => f?.t.close());
 const NOW = secs('2026-03-10T07:35:00Z');
 
 describe('GTFS-Realtime TripUpdates', () => {
-  it('carry the cancelled trip, the skipped stop, the delay and the modified trips with their added stops', async () => {
+  it('carry the cancelled trip, the skipped stop, the predicted times ahead of the late trip and the modified trips with their added stops', async () => {
     const { status, message } = await readFeed(f, 'trip-updates');
     expect(status).toBe(200);
     expect(message!.header).toEqual({ gtfsRealtimeVersion: '2.0', incrementality: 'FULL_DATASET', timestamp: NOW });
@@ -52,9 +52,10 @@ describe('GTFS-Realtime TripUpdates', () => {
         id: 'trip:20260310:T3',
         tripUpdate: {
           trip: { tripId: 'T3', routeId: 'R1', directionId: 0, startTime: '08:30:00', startDate: '20260310', scheduleRelationship: 'SCHEDULED' },
-          // 08:32 local at S1, scheduled 08:30: 120 s late.
+          // 08:32 local at S1, scheduled 08:30: 120 s late. S1 passed is left out; S2 predicted
+          // (no history: the scheduled run, 08:43 departure, arrival a dwell of 60 s before; 15 % of 11 min uncertain).
           stopTimeUpdate: [
-            { stopSequence: 1, stopId: 'S1', arrival: { delay: 120 }, departure: { delay: 120 } },
+            { stopSequence: 2, stopId: 'S2', arrival: { time: secs('2026-03-10T07:42:00Z'), uncertainty: 99 }, departure: { time: secs('2026-03-10T07:43:00Z'), uncertainty: 99 } },
             { stopSequence: 3, stopId: 'S3', scheduleRelationship: 'SKIPPED' },
           ],
           delay: 120,
@@ -74,6 +75,8 @@ describe('GTFS-Realtime TripUpdates', () => {
         tripUpdate: {
           trip: { modifiedTrip: { modificationsId: 'tm:20260310:T4', affectedTripId: 'T4', startTime: '10:00:00', startDate: '20260310' } },
           stopTimeUpdate: [{ stopId: 'S4', arrival: { time: secs('2026-03-10T09:02:00Z') }, departure: { time: secs('2026-03-10T09:02:00Z') } }],
+          // The next trip of T3's block: predicted from T3's vehicle, last seen at S1.
+          timestamp: secs('2026-03-10T07:32:00Z'),
         },
       },
     ]);

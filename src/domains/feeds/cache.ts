@@ -98,6 +98,7 @@ export class FeedCache {
     const building = (async () => {
       const net = await networkNow(this.ctx.db, groupId, now, {
         staleVehicleSeconds: this.ctx.config.feeds.staleVehicleSeconds,
+        predictions: this.ctx.config.predictions,
         memo: this.memo,
         ...(pause ? { pause: () => pause(groupId) } : {}),
       });

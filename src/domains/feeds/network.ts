@@ -3,22 +3,30 @@
  * SIRI: the network "now" of a group.
  *
  * - Trips: those of the current service date (and of the previous one while its trips still run)
- *   that have something to tell: an update in force (trip-updates overlay) or a reported delay.
- *   A trip leaves the feeds PAST_TRIP_SECONDS after its scheduled last arrival plus its delay.
+ *   that have something to tell: an update in force (trip-updates overlay), a prediction (every
+ *   trip in progress, on time or not, and the next trips of its block starting within
+ *   BLOCK_HORIZON_SECONDS: predictTrips, called once per date and rebuild for the whole network,
+ *   docs/predictions.md) or a reported delay. A trip leaves the feeds PAST_TRIP_SECONDS after its
+ *   scheduled last arrival plus its delay.
  * - Calls: each trip's stops in order, with what the overlay makes of them (skipped, added,
- *   a moved stop being the original skipped and its replacement added) and expected times
- *   (scheduled time plus the delay, from the stop the delay was observed at onwards).
+ *   a moved stop being the original skipped and its replacement added) and expected times: the
+ *   predicted ones at the stops ahead and the observed ones at the stops passed for a predicted
+ *   trip; else (a trip with a delay and no prediction: a frequency trip, a trip just over) the
+ *   scheduled time plus the delay, from the stop the delay was observed at onwards.
  * - Updates: those in force on those dates (alerts, situations).
  * - Vehicles: the latest position of each vehicle seen within the stale limit.
  */
+import type { PredictionsConfig } from '../../config.js';
 import type { Db, Queryable } from '../../platform/db/index.js';
 import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
-import { onServiceDay, shapesOf, storedStopTimes, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ShapePoint, type StoredStopTimes } from '../gtfs/service-days.js';
+import { onServiceDay, shapesOf, storedStopTimes, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint, type StoredStopTimes } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { concerns, overlayTrip, type TripOverlay } from '../updates/overlay.js';
 import type { Place, TripUpdateRecord } from '../updates/schemas.js';
 import { updatesInForce } from '../updates/service.js';
 import { observedDelays } from '../trips/delays.js';
+import { trackingOf, type TripTracking } from '../trips/tracking.js';
+import { predictTrips, type TripPrediction } from '../predictions/service.js';
 
 /** A trip stays in the feeds this long after its (expected) last arrival. */
 export const PAST_TRIP_SECONDS = 1800;
@@ -37,9 +45,16 @@ export interface Call {
   update_id: string | null;
   arrival_at: Date | null;
   departure_at: Date | null;
-  /** Scheduled time plus the delay, for the calls from the observed stop onwards. */
+  /**
+   * A predicted trip: the prediction at a stop ahead, the observed time at a stop passed (`passed`).
+   * Else the scheduled time plus the delay, for the calls from the observed stop onwards.
+   */
   expected_arrival_at: Date | null;
   expected_departure_at: Date | null;
+  /** Seconds (GTFS-Realtime StopTimeEvent.uncertainty): set at the stops a prediction covers. */
+  uncertainty_seconds: number | null;
+  /** The vehicle passed the stop: its expected times are the observed ones. */
+  passed: boolean;
 }
 
 export interface FeedTrip {
@@ -50,6 +65,10 @@ export interface FeedTrip {
   stops: ScheduledStopTime[];
   overlay: TripOverlay;
   delay: ObservedDelay | null;
+  /** The predicted times at the stops ahead (a trip in progress, or a next trip of its block). */
+  prediction: TripPrediction | null;
+  /** When the vehicle's progress was last observed (the trip it runs now), at most the snapshot's time. */
+  observed_at: Date | null;
   calls: Call[];
   /** The trip's GTFS shape, read for a trip on a detour (the detour's full path is built from it). */
   shape: ShapePoint[] | null;
@@ -138,9 +157,10 @@ export class ScheduleMemo {
 
 /**
  * Reads the network of a group at `now`, set-based: a fixed handful of queries for the whole
- * network whatever its size (per service date: the updates in force, the scheduled trips they and
- * the observed delays name, the stop times and shapes of the trips new to the memo; once: the
- * delays, the vehicles). Only trips still running are read: a trip that ended more than
+ * network whatever its size (per service date: the updates in force, the tracking of the trips
+ * that may be in progress, when one is: the day's schedule and predictTrips' own queries; the
+ * scheduled trips the updates, predictions and delays name, the stop times and shapes of the
+ * trips new to the memo; once: the delays, the vehicles). Only trips still running are read: a trip that ended more than
  * PAST_TRIP_SECONDS ago (with its delay) is not read at all, so the cost does not grow with the
  * days recorded. `pause` (a test seam) is awaited after the trips are read and before the
  * vehicles are.
@@ -149,7 +169,7 @@ export async function networkNow(
   db: Db,
   groupId: string,
   now: Date,
-  o: { staleVehicleSeconds: number; memo?: ScheduleMemo; pause?: () => Promise<void> },
+  o: { staleVehicleSeconds: number; predictions: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>; memo?: ScheduleMemo; pause?: () => Promise<void> },
 ): Promise<NetworkNow> {
   const memo = o.memo ?? new ScheduleMemo();
   const tz = (await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]))[0]!.timezone;
@@ -164,48 +184,92 @@ export async function networkNow(
   for (const date of dates) {
     const updates = await updatesInForce(db, groupId, date);
     for (const u of updates) net.updates.push({ service_date: date, update: u });
-    net.trips.push(...(await tripsOf(db, groupId, tz, date, updates, delays.get(date)!, now, memo)));
+    const live = await liveOf(db, groupId, date, now, o.predictions, memo);
+    net.trips.push(...(await tripsOf(db, groupId, tz, date, updates, delays.get(date)!, live, now, memo)));
   }
   await o.pause?.();
   net.vehicles = await vehiclesNow(db, groupId, now, o.staleVehicleSeconds);
   return net;
 }
 
+/** What the feeds know live of a service date: the tracking of its open trips and their predictions. */
+interface LiveDate {
+  /** The day's whole schedule, read when a trip is in progress (predictTrips needs the blocks). */
+  schedule: ServiceDay | null;
+  tracking: Map<string, TripTracking>;
+  predictions: Map<string, TripPrediction>;
+}
+
+/**
+ * One prediction for the whole network of a date (predictTrips on the tracking and schedule read
+ * here, the stop times through the memo), shared by every feed built from the snapshot.
+ */
+async function liveOf(db: Db, groupId: string, date: string, now: Date, cfg: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>, memo: ScheduleMemo): Promise<LiveDate> {
+  const tracking = await trackingOf(db, groupId, date, undefined, { now, open: true });
+  const live: LiveDate = { schedule: null, tracking: new Map(tracking.map((t) => [t.trip_id, t])), predictions: new Map() };
+  if (!tracking.some((t) => t.status === 'in_progress')) return live;
+  live.schedule = await tripsOnServiceDate(db, groupId, date);
+  const ctx = { db, clock: { now: () => now }, config: { predictions: cfg } };
+  const predicted = await predictTrips(ctx, groupId, date, { tracking, schedule: live.schedule, now, stopTimes: (gtfsId, ids) => memo.stopTimesOf(db, groupId, gtfsId, ids) });
+  for (const p of predicted) live.predictions.set(p.trip_id, p);
+  return live;
+}
+
+/** The latest time the vehicle was seen passing or at a stop of a trip, never after `now` (no entity is newer than the feed). */
+function observedAt(t: TripTracking | undefined, now: Date): Date | null {
+  let latest = 0;
+  for (const s of t?.stops ?? []) for (const at of [s.actual_at, s.actual_arrival_at, s.actual_departure_at]) if (at) latest = Math.max(latest, Date.parse(at));
+  return latest > 0 ? new Date(Math.min(latest, now.getTime())) : null;
+}
+
 async function tripsOf(
-  db: Db, groupId: string, tz: string, date: string, updates: TripUpdateRecord[], delays: Map<string, ObservedDelay>, now: Date, memo: ScheduleMemo,
+  db: Db, groupId: string, tz: string, date: string, updates: TripUpdateRecord[], delays: Map<string, ObservedDelay>, live: LiveDate, now: Date, memo: ScheduleMemo,
 ): Promise<FeedTrip[]> {
-  const tripIds = new Set([...updates.flatMap((u) => (u.trip_id ? [u.trip_id] : [])), ...[...delays.keys()].map((k) => k.slice(0, k.lastIndexOf('@')))]);
+  const tripIds = new Set([...updates.flatMap((u) => (u.trip_id ? [u.trip_id] : [])), ...[...delays.keys()].map((k) => k.slice(0, k.lastIndexOf('@'))), ...live.predictions.keys()]);
   const routeIds = [...new Set(updates.flatMap((u) => (u.route_id ? [u.route_id] : [])))];
   const found = new Map<string, ScheduledTrip>();
   let gtfsId: string | null = null;
-  for (const filter of [tripIds.size > 0 ? { tripIds: [...tripIds] } : null, routeIds.length > 0 ? { routeIds } : null]) {
-    if (!filter) continue;
-    const day = await tripsOnServiceDate(db, groupId, date, filter);
-    gtfsId = day.gtfsId;
-    for (const t of day.trips) found.set(instanceKey(t.trip_id, t.start_time), t);
+  if (live.schedule) {
+    // The day's schedule is read already: the trips are taken from it.
+    gtfsId = live.schedule.gtfsId;
+    for (const t of live.schedule.trips) if (tripIds.has(t.trip_id) || routeIds.includes(t.route_id)) found.set(instanceKey(t.trip_id, t.start_time), t);
+  } else {
+    for (const filter of [tripIds.size > 0 ? { tripIds: [...tripIds] } : null, routeIds.length > 0 ? { routeIds } : null]) {
+      if (!filter) continue;
+      const day = await tripsOnServiceDate(db, groupId, date, filter);
+      gtfsId = day.gtfsId;
+      for (const t of day.trips) found.set(instanceKey(t.trip_id, t.start_time), t);
+    }
   }
   if (gtfsId === null) return [];
   // What can be decided from the schedule alone, before any stop time is read.
-  const kept: { trip: ScheduledTrip; mine: TripUpdateRecord[]; delay: ObservedDelay | null }[] = [];
+  const kept: { trip: ScheduledTrip; mine: TripUpdateRecord[]; delay: ObservedDelay | null; prediction: TripPrediction | null }[] = [];
   for (const [instance, trip] of found) {
     const mine = updates.filter((u) => concerns(u, trip));
     const delay = delays.get(instance) ?? delays.get(instanceKey(trip.trip_id, null)) ?? null;
+    // predictTrips predicts timetable trips only (a frequency trip's instances share its trip_id).
+    const prediction = trip.frequency ? null : (live.predictions.get(trip.trip_id) ?? null);
     // A trip with only a message is told by the alert (situation), not by the trip.
-    if (!delay && mine.every((u) => u.kind === 'message')) continue;
+    if (!delay && !prediction && mine.every((u) => u.kind === 'message')) continue;
     const end = trip.last_arrival_at.getTime() + Math.max(0, delay?.delay ?? 0) * 1000;
-    if (end < now.getTime() - PAST_TRIP_SECONDS * 1000) continue;
-    kept.push({ trip, mine, delay });
+    if (!prediction && end < now.getTime() - PAST_TRIP_SECONDS * 1000) continue;
+    kept.push({ trip, mine, delay, prediction });
   }
   const stored = await memo.stopTimesOf(db, groupId, gtfsId, kept.map((k) => k.trip.trip_id));
   const dayStart = serviceDayStart(date, tz);
   const out: (Omit<FeedTrip, 'shape'> & { shape_id: string | null })[] = [];
-  for (const { trip, mine, delay } of kept) {
+  for (const { trip, mine, delay, prediction } of kept) {
     const st = stored.get(trip.trip_id);
     const stops = st ? onServiceDay(st, dayStart, trip.frequency ? trip.start_time : undefined) : [];
     const overlay = overlayTrip(mine, stops);
-    if (!overlay.cancelled && overlay.skipped.size === 0 && overlay.moved.size === 0 && overlay.added.length === 0 && !overlay.detour && !delay) continue;
+    if (!overlay.cancelled && overlay.skipped.size === 0 && overlay.moved.size === 0 && overlay.added.length === 0 && !overlay.detour && !delay && !prediction) continue;
     const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
-    out.push({ key, service_date: date, trip, gtfs_id: gtfsId, stops, overlay, delay, calls: callsOf(stops, overlay, delay), shape_id: overlay.detour ? trip.shape_id : null });
+    const tracked = trip.frequency ? undefined : live.tracking.get(trip.trip_id);
+    const observed = prediction ? observedAt(live.tracking.get(prediction.from_trip_id), now) : delay ? new Date(Math.min(delay.at.getTime(), now.getTime())) : null;
+    out.push({
+      key, service_date: date, trip, gtfs_id: gtfsId, stops, overlay, delay, prediction, observed_at: observed,
+      calls: callsOf(stops, overlay, delay, prediction ? { prediction, tracked } : null), shape_id: overlay.detour ? trip.shape_id : null,
+    });
   }
   // The GTFS shape of each trip on a detour (its full path is built from it).
   const shapes = await memo.shapesOf(db, groupId, gtfsId, out.flatMap((t) => (t.shape_id ? [t.shape_id] : [])));
@@ -219,8 +283,13 @@ const plus = (d: Date | null, s: number) => (d ? new Date(d.getTime() + s * 1000
 /**
  * The calls of a trip as the overlay leaves them, in order. An added stop comes after the stop
  * it follows, `travel_seconds` after its departure (default: half-way to the next stop).
+ * Expected times: with a prediction, the predicted ones at the stops it covers, the observed ones
+ * at the stops passed, and an added stop shifted as the stop before it; else, with a delay, the
+ * scheduled ones plus the delay from the stop it was observed at onwards.
  */
-export function callsOf(stops: readonly ScheduledStopTime[], overlay: TripOverlay, delay: ObservedDelay | null): Call[] {
+export function callsOf(
+  stops: readonly ScheduledStopTime[], overlay: TripOverlay, delay: ObservedDelay | null, live: { prediction: TripPrediction; tracked: TripTracking | undefined } | null = null,
+): Call[] {
   const calls: Call[] = [];
   const counts = new Map<string, number>();
   const nextIndex = (updateId: string) => {
@@ -241,6 +310,8 @@ export function callsOf(stops: readonly ScheduledStopTime[], overlay: TripOverla
     departure_at: at,
     expected_arrival_at: null,
     expected_departure_at: null,
+    uncertainty_seconds: null,
+    passed: false,
   });
   // Ids of temporary stops are numbered per update in the order the update lists them.
   const order = [...overlay.added].sort((a, b) => a.after_stop_sequence - b.after_stop_sequence);
@@ -249,7 +320,7 @@ export function callsOf(stops: readonly ScheduledStopTime[], overlay: TripOverla
     calls.push({
       stop_id: s.stop_id, stop_sequence: s.stop_sequence, name: s.stop_name, lat: s.stop_lat, lon: s.stop_lon, status, temporary: false,
       update_id: overlay.skipped.get(s.stop_sequence) ?? overlay.moved.get(s.stop_sequence)?.update_id ?? null,
-      arrival_at: s.arrival_at, departure_at: s.departure_at, expected_arrival_at: null, expected_departure_at: null,
+      arrival_at: s.arrival_at, departure_at: s.departure_at, expected_arrival_at: null, expected_departure_at: null, uncertainty_seconds: null, passed: false,
     });
     const moved = overlay.moved.get(s.stop_sequence);
     if (moved) calls.push(added(moved.place, moved.update_id, s.arrival_at ?? s.departure_at));
@@ -261,7 +332,31 @@ export function callsOf(stops: readonly ScheduledStopTime[], overlay: TripOverla
       calls.push(added(a.place, a.update_id, plus(leave, travel)));
     }
   });
-  if (delay) {
+  if (live) {
+    const ahead = new Map(live.prediction.stops.map((p) => [p.stop_sequence, p]));
+    const passed = new Map((live.tracked?.stops ?? []).filter((t) => t.actual_at !== null).map((t) => [t.stop_sequence, t]));
+    // How far the last call with an expected time runs from its schedule (an added stop follows it).
+    let shift: number | null = null;
+    for (const c of calls) {
+      const p = c.stop_sequence === null ? undefined : ahead.get(c.stop_sequence);
+      const t = c.stop_sequence === null ? undefined : passed.get(c.stop_sequence);
+      if (p) {
+        c.expected_arrival_at = p.arrival_at;
+        c.expected_departure_at = p.departure_at;
+        c.uncertainty_seconds = p.uncertainty_seconds;
+      } else if (t) {
+        c.passed = true;
+        c.expected_arrival_at = new Date(t.actual_arrival_at ?? t.actual_at!);
+        c.expected_departure_at = new Date(t.actual_departure_at ?? t.actual_at!);
+      } else if (c.status === 'added' && shift !== null) {
+        c.expected_arrival_at = plus(c.arrival_at, shift);
+        c.expected_departure_at = plus(c.departure_at, shift);
+      }
+      const aimed = c.departure_at ?? c.arrival_at;
+      const expected = c.expected_departure_at ?? c.expected_arrival_at;
+      if (c.status !== 'added' && aimed && expected) shift = (expected.getTime() - aimed.getTime()) / 1000;
+    }
+  } else if (delay) {
     const from = calls.findIndex((c) => c.stop_sequence === delay.stop_sequence);
     calls.forEach((c, i) => {
       if (i >= from) {

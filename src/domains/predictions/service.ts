@@ -9,7 +9,7 @@ import type { PredictionsConfig } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/index.js';
 import { serviceDayStart } from '../../platform/time.js';
-import { storedStopTimes, tripsOnServiceDate, type ScheduledTrip, type ServiceDay } from '../gtfs/service-days.js';
+import { storedStopTimes, tripsOnServiceDate, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel, segmentKey } from './model.js';
 import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
@@ -43,19 +43,23 @@ export interface PredictionContext {
 }
 
 /** How far after now the next trips of a block are predicted. */
-const BLOCK_HORIZON_SECONDS = 3 * 3600;
+export const BLOCK_HORIZON_SECONDS = 3 * 3600;
 
 /**
  * Predicts the stops ahead of every trip in progress on `serviceDate` (narrowed to `tripIds`
  * when given) and of the next trips of their blocks within three hours. `tracking`: the caller's
  * trackingOf answer for the date, and `schedule` its tripsOnServiceDate answer, when it has them
- * already (the feeds do), so they are read once.
+ * already (the feeds do), so they are read once; `stopTimes` its reader of stored stop times.
  */
 export async function predictTrips(
   ctx: PredictionContext,
   groupId: string,
   serviceDate: string,
-  o: { tripIds?: readonly string[]; tracking?: readonly TripTracking[]; schedule?: ServiceDay; now?: Date } = {},
+  o: {
+    tripIds?: readonly string[]; tracking?: readonly TripTracking[]; schedule?: ServiceDay; now?: Date;
+    /** The caller's reader of stored stop times (the feeds' memo), else one query. */
+    stopTimes?: (gtfsId: string, tripIds: readonly string[]) => Promise<Map<string, StoredStopTimes>>;
+  } = {},
 ): Promise<TripPrediction[]> {
   const { db } = ctx;
   const now = o.now ?? ctx.clock.now();
@@ -93,7 +97,8 @@ export async function predictTrips(
   }
   if (chains.length === 0) return [];
 
-  const stored = await storedStopTimes(db, groupId, day.gtfsId, [...new Set(chains.flatMap((c) => c.trips.map((t) => t.trip_id)))]);
+  const readStopTimes = o.stopTimes ?? ((gtfsId: string, ids: readonly string[]) => storedStopTimes(db, groupId, gtfsId, ids));
+  const stored = await readStopTimes(day.gtfsId, [...new Set(chains.flatMap((c) => c.trips.map((t) => t.trip_id)))]);
   const dayType = (await dayTypesOf(db, groupId, [serviceDate])).get(serviceDate)!;
   const keyOf = (t: ScheduledTrip) => patternKey(t.route_id, t.direction_id);
   const horizon = Math.max(...chains.flatMap((c) => c.trips.map((t) => t.last_arrival)));

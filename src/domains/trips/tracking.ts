@@ -597,22 +597,26 @@ const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
  * neither scheduled nor recorded on the date is left out. Trips marked dirty by ingest are
  * recomputed first, so the answer holds every report committed before the call.
  * Statuses apply the trip updates in force (a skipped stop is `skipped`, never `missed`).
+ * `open`: only the recorded trips that may still be in progress at `now` (no trip_end report,
+ * scheduled end less than TRIP_CLOSE_AFTER_SECONDS ago): the passenger feeds read those each refresh.
  */
-export async function trackingOf(db: Db, groupId: string, serviceDate: string, tripIds?: readonly string[], o: { now?: Date } = {}): Promise<TripTracking[]> {
+export async function trackingOf(db: Db, groupId: string, serviceDate: string, tripIds?: readonly string[], o: { now?: Date; open?: boolean } = {}): Promise<TripTracking[]> {
   const now = o.now ?? new Date();
   await refreshDirty(db, { groupId, dates: [serviceDate], ...(tripIds ? { tripIds } : {}) });
   const summaries = await db.query<SummaryRow>(
     `SELECT trip_id, route_id, start_time, scheduled_end_at, started_at, ended_at, end_reported, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops,
             unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km, off_itinerary_km, reliable_km, unreliable_km, percent_km, boardings, alightings,
             max_load, device_ids, vehicle_ids, driver_ids
-     FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[])) ORDER BY started_at, trip_id`,
-    [groupId, serviceDate, tripIds ? [...tripIds] : null],
+     FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[]))
+       AND (NOT $4::boolean OR (NOT end_reported AND (scheduled_end_at IS NULL OR scheduled_end_at >= $5))) ORDER BY started_at, trip_id`,
+    [groupId, serviceDate, tripIds ? [...tripIds] : null, o.open === true, new Date(now.getTime() - TRIP_CLOSE_AFTER_SECONDS * 1000)],
   );
+  const stopTrips = o.open ? summaries.map((s) => s.trip_id) : tripIds ? [...tripIds] : null;
   const stopRows = await db.query<StopRow>(
     `SELECT trip_id, stop_sequence, stop_id, stop_name, scheduled_arrival_at, scheduled_departure_at, actual_at, source, actual_arrival_at, actual_departure_at,
             delay_seconds, vehicle_id, doors_in, doors_out
      FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[])) ORDER BY trip_id, stop_sequence`,
-    [groupId, serviceDate, tripIds ? [...tripIds] : null],
+    [groupId, serviceDate, stopTrips],
   );
   const stopsOf = new Map<string, StopRow[]>();
   for (const r of stopRows) (stopsOf.get(r.trip_id) ?? stopsOf.set(r.trip_id, []).get(r.trip_id)!).push(r);

@@ -44,7 +44,8 @@ function tripUpdate(ft: FeedTrip): ITripUpdate {
     startTime: trip.start_time,
     startDate: isoBasic(ft.service_date),
   };
-  const timestamp = ft.delay ? { timestamp: secs(ft.delay.at) } : {};
+  // When the vehicle's progress was last observed, never after the header (the snapshot's time).
+  const timestamp = ft.observed_at ? { timestamp: secs(ft.observed_at) } : {};
   if (ft.overlay.cancelled) return { trip: { ...descriptor, scheduleRelationship: rt.TripDescriptor.ScheduleRelationship.CANCELED }, ...timestamp };
   const modifications = modificationsOf(ft);
   const replaced = new Set(modifications.flatMap((m) => m.replaced));
@@ -58,6 +59,14 @@ function tripUpdate(ft: FeedTrip): ITripUpdate {
       const arrival = c.expected_arrival_at ?? c.arrival_at;
       const departure = c.expected_departure_at ?? c.departure_at;
       if (replacements.has(c)) updates.push({ stopId: c.stop_id, ...(arrival ? { arrival: { time: secs(arrival) } } : {}), ...(departure ? { departure: { time: secs(departure) } } : {}) });
+    } else if (ft.prediction && modifications.length === 0) {
+      // Every stop ahead with its predicted times; stops passed are left out (MobilityData: only
+      // future stops, consumers need nothing else; the observed delay stays in TripUpdate.delay).
+      // A modified trip carries the times of its replacement stops only (above).
+      if (!c.passed && c.expected_arrival_at && c.expected_departure_at) {
+        const uncertainty = c.uncertainty_seconds ?? 0;
+        updates.push({ stopSequence: c.stop_sequence!, stopId: c.stop_id, arrival: { time: secs(c.expected_arrival_at), uncertainty }, departure: { time: secs(c.expected_departure_at), uncertainty } });
+      }
     } else if (ft.delay && c.stop_sequence === ft.delay.stop_sequence) {
       updates.push({ stopSequence: c.stop_sequence, stopId: c.stop_id, arrival: { delay: ft.delay.delay }, departure: { delay: ft.delay.delay } });
     }

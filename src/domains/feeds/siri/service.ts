@@ -10,7 +10,8 @@ import type { StopVisit } from './build.js';
 /**
  * The visits of a stop from now to now + previewSeconds (by expected, else aimed, departure), at
  * most `max`, from the schedule of the current and previous service dates with what the snapshot
- * knows (cancellations, skipped stops, delays) and the stops updates add there.
+ * knows (cancellations, skipped stops, the predicted times of the trips in progress and of the
+ * next trips of their blocks, delays) and the stops updates add there.
  */
 export async function stopVisits(db: Queryable, net: NetworkNow, stopId: string, o: { lineRef?: string | undefined; previewSeconds: number; max: number }): Promise<StopVisit[]> {
   const visits: StopVisit[] = [];
@@ -39,9 +40,9 @@ export async function stopVisits(db: Queryable, net: NetworkNow, stopId: string,
           stop_id: stopId, stop_sequence: r.stop_sequence, name: r.stop_name, lat: null, lon: null, status: 'scheduled', temporary: false, update_id: null,
           arrival_at: atSeconds(day.dayStart, r.arrival_time === null ? null : r.arrival_time + shift),
           departure_at: atSeconds(day.dayStart, r.departure_time === null ? null : r.departure_time + shift),
-          expected_arrival_at: null, expected_departure_at: null,
+          expected_arrival_at: null, expected_departure_at: null, uncertainty_seconds: null, passed: false,
         };
-        visits.push({ trip, service_date: date, call, order: (snapshot?.calls.indexOf(call) ?? -1) + 1 || r.stop_sequence, cancelled: snapshot?.overlay.cancelled ?? false, monitored: !!snapshot?.delay });
+        visits.push({ trip, service_date: date, call, order: (snapshot?.calls.indexOf(call) ?? -1) + 1 || r.stop_sequence, cancelled: snapshot?.overlay.cancelled ?? false, monitored: !!(snapshot?.delay ?? snapshot?.prediction) });
       }
     }
   }
@@ -49,7 +50,7 @@ export async function stopVisits(db: Queryable, net: NetworkNow, stopId: string,
   for (const ft of net.trips) {
     if (o.lineRef !== undefined && ft.trip.route_id !== o.lineRef) continue;
     ft.calls.forEach((c, i) => {
-      if (c.status === 'added' && c.stop_id === stopId) visits.push({ trip: ft.trip, service_date: ft.service_date, call: c, order: i + 1, cancelled: ft.overlay.cancelled, monitored: !!ft.delay });
+      if (c.status === 'added' && c.stop_id === stopId) visits.push({ trip: ft.trip, service_date: ft.service_date, call: c, order: i + 1, cancelled: ft.overlay.cancelled, monitored: !!(ft.delay ?? ft.prediction) });
     });
   }
   const when = (v: StopVisit) => (v.call.expected_departure_at ?? v.call.departure_at ?? v.call.expected_arrival_at ?? v.call.arrival_at)?.getTime() ?? 0;
