@@ -61,7 +61,12 @@ function estimatedCall(c: Call, order: number, tz: string): Node {
   };
 }
 
-/** EstimatedTimetable: every journey the snapshot carries (updated or tracked), all its calls. */
+/**
+ * EstimatedTimetable: every journey the snapshot carries (every journey in progress, the next
+ * journeys of their blocks within the predictions' horizon, those an update or a delay concerns),
+ * all its calls: the expected times of the stops ahead are the predicted ones (the same as
+ * GTFS-Realtime's), of the stops passed the observed ones.
+ */
 export function estimatedTimetable(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): string | null {
   const tz = net.timezone;
   const situations = new Set(alertUpdates(net).map((u) => u.update_id));
@@ -74,7 +79,7 @@ export function estimatedTimetable(net: NetworkNow, producer: string, o: { lineR
       Cancellation: ft.overlay.cancelled ? true : undefined,
       DestinationName: ft.trip.headsign ?? undefined,
       SituationRef: refs.length > 0 ? refs.map((r) => ({ SituationSimpleRef: r })) : undefined,
-      Monitored: ft.delay !== null,
+      Monitored: ft.delay !== null || ft.prediction !== null,
       EstimatedCalls: ft.overlay.cancelled ? undefined : { EstimatedCall: ft.calls.map((c, i) => estimatedCall(c, i + 1, tz)) },
       IsCompleteStopSequence: ft.overlay.cancelled ? undefined : true,
     };
