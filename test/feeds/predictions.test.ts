@@ -121,7 +121,7 @@ describe('the predictions in the feeds', () => {
     // S2 passed: only S3 ahead, from predictTrips for the same clock; stop_sequence increasing in every trip.
     expect(byId['trip:20260310:T3'].stopTimeUpdate.map((u: any) => [u.stopSequence, u.arrival.time])).toEqual(p.get('T3')!.stops.map((x) => [x.stop_sequence, s(x.arrival_at)]));
     for (const e of entity) {
-      const seqs = (e.tripUpdate.stopTimeUpdate ?? []).map((u: any) => u.stopSequence);
+      const seqs: number[] = (e.tripUpdate.stopTimeUpdate ?? []).map((u: any) => u.stopSequence);
       expect(seqs).toEqual([...new Set(seqs)].sort((a: number, b: number) => a - b));
     }
   });
