@@ -5,6 +5,7 @@ import { publicAccess } from '../../../platform/http/access.js';
 import { GroupParams, StringEnum } from '../../../platform/http/params.js';
 import { PUBLIC, op } from '../../../platform/http/route.js';
 import { sendOutput, type FeedCache } from '../cache.js';
+import { BLOCK_HORIZON_SECONDS } from '../../predictions/service.js';
 import { PAST_TRIP_SECONDS } from '../network.js';
 import { buildFeed, feedAsJson, type FeedName } from './feeds.js';
 
@@ -13,10 +14,14 @@ const ABOUT: Record<FeedName, { operationId: string; summary: string; descriptio
     operationId: 'gtfsRtTripUpdates',
     summary: 'GTFS-Realtime TripUpdates',
     description:
-      'Trips of the current service date (and of the previous one while they run) that an update in force or a reported delay concerns. ' +
-      'A cancelled trip: schedule_relationship CANCELED. A skipped stop: a SKIPPED stop time update (by stop_sequence). A delay: the stop time update of the latest stop a device reported, ' +
+      'Trips of the current service date (and of the previous one while they run): every trip in progress (a vehicle reported on it and it is not over), on time or not, ' +
+      `the next trips of its block starting within ${BLOCK_HORIZON_SECONDS / 3600} hours, and the trips an update in force or a reported delay concerns. ` +
+      'Predicted trips (docs/predictions.md: one computation per refresh, shared with SIRI and the trip object): a stop time update for every stop ahead with `arrival.time`, `departure.time` and their `uncertainty` (seconds); ' +
+      'stops already passed are left out; stop_sequence strictly increasing, times never decreasing; `delay` is the delay observed at the last stop passed when known; ' +
+      '`timestamp` is when the vehicle was last seen at a stop (for a next trip of a block, on the trip it runs now), never later than the header timestamp. ' +
+      'A cancelled trip: schedule_relationship CANCELED. A skipped stop: a SKIPPED stop time update (by stop_sequence). A trip with a delay and no prediction (a frequency trip, a trip just over): the stop time update of the latest stop a device reported, ' +
       '`delay` seconds (consumers propagate it downstream). A trip whose stops are replaced or added (detour, moved or added stop) is published as a modified trip: ' +
-      '`trip.modified_trip` names its TripModifications entity (trip-modifications feed) and the added stops carry their expected times. ' +
+      '`trip.modified_trip` names its TripModifications entity (trip-modifications feed) and the added stops carry their expected times (no other stop ahead). ' +
       `A trip leaves the feed ${PAST_TRIP_SECONDS / 60} minutes after its scheduled last arrival plus its delay. Entity id: \`trip:<YYYYMMDD>:<trip_id>[:<start_time>]\`.`,
   },
   'vehicle-positions': {

@@ -7,6 +7,7 @@ import { invalid } from '../../../platform/http/errors.js';
 import { GroupParams } from '../../../platform/http/params.js';
 import { PUBLIC, op, type OpMeta } from '../../../platform/http/route.js';
 import { publishedGtfsId } from '../../gtfs/publications.js';
+import { BLOCK_HORIZON_SECONDS } from '../../predictions/service.js';
 import { sendOutput, snapshotAge, type FeedCache } from '../cache.js';
 import { checkStatus, estimatedTimetable, linesDiscovery, situationExchange, stopMonitoring, stopPointsDiscovery, vehicleMonitoring } from './build.js';
 import { discovery, stopVisits } from './service.js';
@@ -31,7 +32,9 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
 
   app.get('/groups/:group_id/siri/estimated-timetable', {
     schema: op(
-      base('siriEstimatedTimetable', 'SIRI EstimatedTimetable', 'The journeys of the current service date (and the previous one while they run) that an update or a reported delay concerns: a cancelled journey (Cancellation), every call in order with aimed and expected times, calls left out (Cancellation, status cancelled) and extra calls (ExtraCall), the SituationRef of its situations. Filter: LineRef. No journey: 204 No Content (the schema allows no empty delivery).'),
+      base('siriEstimatedTimetable', 'SIRI EstimatedTimetable', `The journeys of the current service date (and the previous one while they run): every journey in progress (on time or not), the next journeys of its block starting within ${BLOCK_HORIZON_SECONDS / 3600} hours, and those an update or a reported delay concerns. ` +
+      'A cancelled journey (Cancellation); every call in order with aimed and expected times: ExpectedArrivalTime/ExpectedDepartureTime at the calls ahead are the predicted ones (the same computation as GTFS-Realtime TripUpdates, docs/predictions.md), at the calls passed the observed ones; ' +
+      'a journey with a delay and no prediction: aimed plus the delay. Monitored: true for a predicted or delayed journey. Calls left out (Cancellation, status cancelled) and extra calls (ExtraCall), the SituationRef of its situations. Filter: LineRef. No journey: 204 No Content (the schema allows no empty delivery).'),
       { params: GroupParams, querystring: Type.Object({ LineRef: Type.Optional(Ref('Only this line (route_id).')) }), response: { ...XmlResponse, 204: { description: 'No journey to tell: the SIRI 2.1 schema requires at least one journey in an EstimatedTimetableDelivery', type: 'null' } } },
     ),
   }, async (req, reply) => {
@@ -59,7 +62,7 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
 
   app.get('/groups/:group_id/siri/stop-monitoring', {
     schema: op(
-      base('siriStopMonitoring', 'SIRI StopMonitoring', 'The visits of a stop (MonitoringRef = stop_id) from now to now + PreviewInterval (default PT1H, at most PT24H), at most MaximumStopVisits (default 20, at most 200), by expected (else aimed) departure: the schedule with the cancellations, skipped stops (status cancelled), delays and added stops of the snapshot. Not cached (it depends on the stop); reads the snapshot.'),
+      base('siriStopMonitoring', 'SIRI StopMonitoring', 'The visits of a stop (MonitoringRef = stop_id) from now to now + PreviewInterval (default PT1H, at most PT24H), at most MaximumStopVisits (default 20, at most 200), by expected (else aimed) departure: the schedule with the cancellations, skipped stops (status cancelled), predicted expected times (the same as in EstimatedTimetable), delays and added stops of the snapshot. Not cached (it depends on the stop); reads the snapshot.'),
       {
         params: GroupParams,
         querystring: Type.Object({
