@@ -28,12 +28,17 @@ export const COMPLETE_BIN_SAMPLES = 1;
 export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupId?: string } = {}): Promise<number> {
   const now = o.now ?? ctx.clock.now();
   const maxHorizonS = ctx.config.predictionSamples.maxHorizonMinutes * 60;
-  // A trip in progress was started within the last hours (a trip is over an hour after its end at the latest).
+  // A trip in progress was started within the last hours (a trip is over an hour after its end at the latest). Per
+  // group, through the key of trip_tracking (group_id, service_date): the last few dates of each group are read, never the history.
   const candidates = await ctx.db.query<{ group_id: string; service_date: string }>(
-    `SELECT DISTINCT group_id, service_date::text AS service_date FROM trip_tracking
-     WHERE service_date BETWEEN ($1::timestamptz AT TIME ZONE 'UTC')::date - 2 AND ($1::timestamptz AT TIME ZONE 'UTC')::date + 1
-       AND ($2::text IS NULL OR group_id = $2) AND COALESCE(last_report_at, started_at) >= $1::timestamptz - interval '12 hours'
-       AND NOT end_reported`,
+    `SELECT g.group_id, d.service_date FROM groups g
+     CROSS JOIN LATERAL (
+       SELECT DISTINCT t.service_date::text AS service_date FROM trip_tracking t
+       WHERE t.group_id = g.group_id
+         AND t.service_date BETWEEN ($1::timestamptz AT TIME ZONE 'UTC')::date - 2 AND ($1::timestamptz AT TIME ZONE 'UTC')::date + 1
+         AND NOT t.end_reported AND COALESCE(t.last_report_at, t.started_at) >= $1::timestamptz - interval '12 hours') d
+     WHERE $2::text IS NULL OR g.group_id = $2
+     ORDER BY 1, 2`,
     [now, o.groupId ?? null],
   );
   let recorded = 0;
