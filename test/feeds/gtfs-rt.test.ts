@@ -221,6 +221,9 @@ describe('GTFS-Realtime validator rules (MobilityData rules the tests can check)
           expect(seqs).toEqual([...seqs].sort((a: number, b: number) => a - b));
           expect(new Set(seqs).size).toBe(seqs.length);
           for (const u of e.tripUpdate.stopTimeUpdate ?? []) expect(stops.has(u.stopId) || declaredStops.has(u.stopId)).toBe(true);
+          // E022/E025: times never decrease along the trip, a departure is never before its arrival.
+          const times: number[] = (e.tripUpdate.stopTimeUpdate ?? []).flatMap((u: any) => [u.arrival?.time, u.departure?.time].filter((x) => x !== undefined));
+          expect(times).toEqual([...times].sort((a, b) => a - b));
         }
         for (const ie of e.alert?.informedEntity ?? []) {
           if (ie.trip) expect(trips.has(ie.trip.tripId)).toBe(true);
