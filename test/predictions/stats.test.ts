@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { predictTrips } from '../../src/domains/predictions/service.js';
-import { pruneSamples, samplePredictions } from '../../src/domains/predictions/samples.js';
+import { pruneSamples, samplePredictions, startSampleJob } from '../../src/domains/predictions/samples.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { instantOf } from '../../src/platform/time.js';
 import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
@@ -206,6 +206,27 @@ describe('prediction sampler', () => {
     const r = (await rows()).filter((x) => new Date(x.sampled_at).getTime() === at(8 * 3600 + 210).getTime());
     expect(r.map((x) => x.stop_sequence)).toEqual([2, 3]);
     expect(r.every((x) => x.horizon_s <= 600)).toBe(true);
+  });
+
+  it('the job samples by itself each round and stops with the application (awaiting a round under way)', async () => {
+    const minute = at(8 * 3600 + 300);
+    clock.set(minute);
+    const stop = startSampleJob(t.ctx, { everyMs: 20 });
+    try {
+      const deadline = Date.now() + 30_000;
+      while ((await rows()).filter((x) => new Date(x.sampled_at).getTime() === minute.getTime()).length < 3) {
+        if (Date.now() > deadline) throw new Error('the job recorded nothing within 30 s');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await stop();
+    }
+    // Stopped: a minute later nothing more is recorded.
+    const later = at(8 * 3600 + 360);
+    clock.set(later);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await rows()).filter((x) => new Date(x.sampled_at).getTime() === later.getTime())).toEqual([]);
+    clock.set(new Date('2026-03-18T05:00:00Z'));
   });
 
   it('retention deletes the samples of service dates older than the retention days', async () => {
