@@ -1,0 +1,359 @@
+/**
+ * npm run bench:predictions (issue #17, section 3): the published predictions scored against a
+ * simulated truth, side by side with a naive baseline (the current delay held constant to the end
+ * of the trip).
+ *
+ * The demo network's GTFS is imported and published; a traffic model makes realistic weekdays of
+ * its timetable trips: per-segment congestion by hour band (a 7–9 h peak, strong on about a third
+ * of the segments), a day-to-day factor, dwell by stop and hour (longer at the hub and at peak),
+ * late starts, random incidents on the way (2–8 min), holding at timepoints when early, and the
+ * next trip of a block starting no earlier than the vehicle's arrival plus a layover. Several past
+ * weekdays form the history; buildModel learns from it; then one held-out weekday's morning is
+ * replayed minute by minute with the app's clock (a fixed clock advanced by hand), and at each
+ * minute predictTrips (the computation the feeds publish) is called and its predictions recorded.
+ *
+ * This first slice writes the passages (what tracking stores once it has matched the device
+ * reports to the stops: trip_tracking, trip_tracking_stops), for the history and for the replayed
+ * day, rather than sending GPS positions and events through the device API: so neither GPS noise
+ * nor the stop matching is exercised here (test/trips covers the matching with noisy tracks).
+ *
+ * Scored for both, over the stops ahead whose true arrival is 0–30 min away:
+ * - accuracy: error = actual − predicted arrival within [−60·ln(T+1.3), +60·ln(T+1.5)] s, T the
+ *   minutes to the actual arrival (Cal-ITP);
+ * - completeness: share of the 1-minute bins in the 30 min before each stop's actual arrival,
+ *   while its trip is in progress, that hold a prediction;
+ * - wobble: change of a stop's predicted arrival from one minute to the next (median, seconds);
+ * - mean absolute error by horizon band 0–5, 5–10, 10–20, 20–30 min.
+ *
+ * Options: --days N (past weekdays of history, 5), --routes L1,L2 (all), --from 06:30 --to 10:00
+ * (the replayed window), --seed N; ENGINE=pglite (default) | postgres (DATABASE_URL).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildApp } from '../src/app.js';
+import { testConfig } from '../src/config.js';
+import { demoFeedZip } from '../src/domains/demo/feed.js';
+import { DEFAULT_SEED, generateNetwork, serviceOf, type DemoTrip } from '../src/domains/demo/network.js';
+import { between, normal, rngOf } from '../src/domains/demo/random.js';
+import { importGtfs } from '../src/domains/gtfs/import/importer.js';
+import { createGroup } from '../src/domains/groups/service.js';
+import { buildModel } from '../src/domains/predictions/model.js';
+import { predictTrips } from '../src/domains/predictions/service.js';
+import { fixedClock } from '../src/platform/clock.js';
+import type { Db } from '../src/platform/db/index.js';
+import { addDays, instantOf } from '../src/platform/time.js';
+import { benchDatabase, fmt } from './support.js';
+
+const { values: args } = parseArgs({
+  options: {
+    days: { type: 'string', default: '5' },
+    routes: { type: 'string' },
+    from: { type: 'string', default: '06:30' },
+    to: { type: 'string', default: '10:00' },
+    seed: { type: 'string', default: String(DEFAULT_SEED) },
+    date: { type: 'string', default: '2026-03-17' },
+  },
+});
+const ENGINE = (process.env['ENGINE'] ?? (process.env['DATABASE_URL'] ? 'postgres' : 'pglite')) as 'postgres' | 'pglite';
+const SEED = Number(args.seed);
+const DAY = args.date!;
+const HISTORY_DAYS = Number(args.days);
+const hhmm = (s: string) => Number(s.slice(0, 2)) * 3600 + Number(s.slice(3, 5)) * 60;
+const FROM = hhmm(args.from!);
+const TO = hhmm(args.to!);
+const GROUP = 'bench';
+const LAYOVER_S = 180;
+const BANDS: [number, number][] = [[0, 5], [5, 10], [10, 20], [20, 30]];
+
+const net = generateNetwork(SEED);
+const TZ = net.timezone;
+const routes = args.routes ? new Set(args.routes.split(',')) : null;
+
+// ---- The traffic model (the simulated truth) ------------------------------------------------
+
+/** The congestion multiplier of the running time of a segment leaving at `s` seconds of the day. */
+function congestion(from: string, to: string, s: number): number {
+  const r = rngOf(SEED, 'segment', from, to);
+  const hot = r() < 0.35;
+  const peak = hot ? between(r, 1.25, 1.7) : between(r, 1.0, 1.12);
+  const offPeak = between(r, 0.9, 1.0);
+  const h = s / 3600;
+  if (h >= 7 && h < 9) return peak;
+  if ((h >= 6.5 && h < 7) || (h >= 9 && h < 9.5)) return (peak + offPeak) / 2;
+  if (h >= 16.5 && h < 19) return (peak + offPeak) / 2;
+  return offPeak;
+}
+
+/** The typical dwell at a stop at `s` seconds of the day. */
+function dwellAt(stopId: string, s: number): number {
+  const r = rngOf(SEED, 'dwell', stopId);
+  const base = between(r, 12, 35) * (stopId === net.hubStop ? 2.5 : 1);
+  const h = s / 3600;
+  return base * (h >= 7 && h < 9 ? 1.6 : 1);
+}
+
+interface Truth {
+  trip: DemoTrip;
+  /** Actual arrival and passing (departure; arrival at the last stop), seconds of the service day. */
+  arrival: number[];
+  passing: number[];
+}
+
+/** The timetable trips of the date's service within the window (and the hour before). */
+function tripsOf(date: string): DemoTrip[] {
+  const service = serviceOf(date);
+  return net.trips.filter((t) => t.service_id === service && !t.frequency && (!routes || routes.has(t.route_id)));
+}
+
+function simulateDay(date: string): Map<string, Truth> {
+  const dayR = rngOf(SEED, 'day', date);
+  const dayFactor = Math.min(1.15, Math.max(0.9, normal(dayR, 1, 0.04)));
+  const out = new Map<string, Truth>();
+  const blockEnd = new Map<string, number>();
+  const trips = tripsOf(date).sort((a, b) => a.stop_times[0]!.departure - b.stop_times[0]!.departure);
+  for (const trip of trips) {
+    const r = rngOf(SEED, 'trip', date, trip.trip_id);
+    const st = trip.stop_times;
+    const lateStart = r() < 0.05 ? between(r, 300, 900) : 0;
+    let start = st[0]!.departure + Math.max(-20, normal(r, 40, 50)) + lateStart;
+    const ready = trip.block_id ? blockEnd.get(trip.block_id) : undefined;
+    if (ready !== undefined) start = Math.max(start, ready + LAYOVER_S);
+    const arrival = [start];
+    const passing = [start];
+    for (let i = 1; i < st.length; i++) {
+      const scheduled = Math.max(30, st[i]!.arrival - st[i - 1]!.departure);
+      const noise = Math.min(1.5, Math.max(0.8, normal(r, 1, 0.08)));
+      const incident = r() < 0.01 ? between(r, 120, 480) : 0;
+      const arrive = passing[i - 1]! + scheduled * congestion(st[i - 1]!.stop_id, st[i]!.stop_id, passing[i - 1]!) * dayFactor * noise + incident;
+      arrival.push(arrive);
+      if (i === st.length - 1) passing.push(arrive);
+      else {
+        let depart = arrive + dwellAt(st[i]!.stop_id, arrive) * Math.min(3, Math.max(0.3, normal(r, 1, 0.3)));
+        if (st[i]!.timepoint) depart = Math.max(depart, st[i]!.departure);
+        passing.push(depart);
+      }
+    }
+    if (trip.block_id) blockEnd.set(trip.block_id, passing[passing.length - 1]!);
+    out.set(trip.trip_id, { trip, arrival: arrival.map(Math.round), passing: passing.map(Math.round) });
+  }
+  return out;
+}
+
+// ---- Writing what tracking stores ---------------------------------------------------------------
+
+/** Writes (replaces) a trip's tracking on `date` with what is known at `now` (seconds of the day; Infinity: all). */
+async function writeTracking(db: Db, date: string, t: Truth, now: number): Promise<void> {
+  const at = (s: number) => instantOf(date, s, TZ);
+  const st = t.trip.stop_times;
+  await db.query('DELETE FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND trip_id = $3', [GROUP, date, t.trip.trip_id]);
+  await db.query('DELETE FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND trip_id = $3', [GROUP, date, t.trip.trip_id]);
+  const passed = st.flatMap((s, i) => (t.passing[i]! <= now ? [s.stop_sequence] : []));
+  await db.query(
+    `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, direction_id, block_id, start_time, scheduled_start_at, scheduled_end_at, started_at,
+       end_reported, planned_stops, recorded_stops, unpassed_stops, last_passed_sequence, vk, recorded_commercial_km, off_itinerary_km, reliable_km, unreliable_km,
+       positions, invalid_positions, boardings, alightings, max_load, doors, device_ids, vehicle_ids, driver_ids, computed_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, false, $11, $12, '{}', $13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '{}', '{bus}', '{}', now())`,
+    [GROUP, date, t.trip.trip_id, t.trip.route_id, t.trip.direction_id, t.trip.block_id, st[0]!.departure, at(st[0]!.departure), at(st[st.length - 1]!.arrival),
+      at(t.passing[0]!), st.length, passed.length, passed.length ? passed[passed.length - 1] : null],
+  );
+  const rows = st.map((s, i) => {
+    const arrived = t.arrival[i]! <= now;
+    const left = t.passing[i]! <= now;
+    return {
+      seq: s.stop_sequence, stop: s.stop_id, sa: at(s.arrival).toISOString(), sd: at(s.departure).toISOString(),
+      actual: left ? at(t.passing[i]!).toISOString() : null,
+      arr: arrived && i > 0 ? at(t.arrival[i]!).toISOString() : left ? at(t.passing[i]!).toISOString() : null,
+      dep: left ? at(t.passing[i]!).toISOString() : null,
+      delay: left ? t.passing[i]! - (i === st.length - 1 ? s.arrival : s.departure) : null,
+    };
+  });
+  await db.query(
+    `INSERT INTO trip_tracking_stops (group_id, service_date, trip_id, stop_sequence, stop_id, scheduled_arrival_at, scheduled_departure_at, actual_at,
+       actual_arrival_at, actual_departure_at, source, delay_seconds, doors_in, doors_out)
+     SELECT $1, $2, $3, r.seq, r.stop, r.sa, r.sd, r.actual, r.arr, r.dep, CASE WHEN r.actual IS NULL THEN NULL ELSE 'event' END, r.delay, '{}', '{}'
+     FROM unnest($4::int[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::int[])
+       AS r(seq, stop, sa, sd, actual, arr, dep, delay)`,
+    [GROUP, date, t.trip.trip_id, rows.map((r) => r.seq), rows.map((r) => r.stop), rows.map((r) => r.sa), rows.map((r) => r.sd), rows.map((r) => r.actual),
+      rows.map((r) => r.arr), rows.map((r) => r.dep), rows.map((r) => r.delay)],
+  );
+}
+
+// ---- Scoring -------------------------------------------------------------------------------------
+
+interface Scores {
+  n: number;
+  accurate: number;
+  bins: number;
+  completeBins: number;
+  wobble: number[];
+  abs: number[][];
+}
+const emptyScores = (): Scores => ({ n: 0, accurate: 0, bins: 0, completeBins: 0, wobble: [], abs: BANDS.map(() => []) });
+
+/** Records one prediction (`predicted`, seconds of the day) of a stop whose actual arrival is `actual`, made at `now`. */
+function score(s: Scores, now: number, predicted: number, actual: number): void {
+  const T = (actual - now) / 60;
+  if (T < 0 || T >= 30) return;
+  const error = actual - predicted;
+  s.n++;
+  if (error >= -60 * Math.log(T + 1.3) && error <= 60 * Math.log(T + 1.5)) s.accurate++;
+  const band = BANDS.findIndex(([lo, hi]) => T >= lo && T < hi);
+  s.abs[band]!.push(Math.abs(error));
+}
+
+async function main() {
+  const started = Date.now();
+  const { db, drop } = await benchDatabase(ENGINE);
+  const clock = fixedClock(instantOf(DAY, 4 * 3600, TZ));
+  const app = await buildApp({ config: testConfig({ logLevel: 'silent' }), db, clock, logger: false });
+  try {
+    const ctx = app.ctx;
+    await createGroup(ctx, { group_id: GROUP, name: 'Bench (demo network)', timezone: TZ });
+    const dir = await mkdtemp(join(tmpdir(), 'bench-predictions-'));
+    try {
+      const path = join(dir, 'demo.zip');
+      await writeFile(path, demoFeedZip(net, addDays(DAY, -90), addDays(DAY, 90)));
+      await importGtfs(ctx, GROUP, path, { name: 'Demo network', publish: true });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    if (serviceOf(DAY) !== 'WK') throw new Error(`--date ${DAY} is not a weekday`);
+
+    // History: the N weekdays before DAY (holidays run the Sunday service: skipped).
+    const history: string[] = [];
+    for (let d = addDays(DAY, -1); history.length < HISTORY_DAYS; d = addDays(d, -1)) if (serviceOf(d) === 'WK') history.push(d);
+    const t0 = Date.now();
+    let historyTrips = 0;
+    for (const date of history) {
+      for (const t of simulateDay(date).values()) {
+        await writeTracking(db, date, t, Infinity);
+        historyTrips++;
+      }
+    }
+    const historyMs = Date.now() - t0;
+    const historyDays = Math.round((Date.parse(DAY) - Date.parse(history[history.length - 1]!)) / 86_400_000);
+    const model = (await buildModel(db, GROUP, clock.now(), { historyDays, bandSeconds: ctx.config.predictions.bandMinutes * 60 }))!;
+
+    // The held-out day, replayed minute by minute.
+    const truth = simulateDay(DAY);
+    const model_ = emptyScores();
+    const naive = emptyScores();
+    /** Per trip|stop_sequence: predictions by minute, for completeness and wobble. */
+    const seen = { model: new Map<string, Map<number, number>>(), naive: new Map<string, Map<number, number>>() };
+    const record = (which: 'model' | 'naive', key: string, minute: number, predicted: number) => {
+      const m = seen[which].get(key) ?? new Map<number, number>();
+      m.set(minute, predicted);
+      seen[which].set(key, m);
+    };
+    const written = new Map<string, string>();
+    let predictMs = 0;
+    let predictCalls = 0;
+    let blockAhead = 0;
+    const dayStart = instantOf(DAY, 0, TZ).getTime();
+    for (let now = FROM; now <= TO; now += 60) {
+      clock.set(new Date(dayStart + now * 1000));
+      // What tracking knows at `now`: the trips started, with their stops arrived at and passed.
+      for (const t of truth.values()) {
+        if (t.passing[0]! > now) continue;
+        const state = `${t.arrival.filter((a) => a <= now).length}/${t.passing.filter((p) => p <= now).length}`;
+        if (written.get(t.trip.trip_id) === state) continue;
+        await writeTracking(db, DAY, t, now);
+        written.set(t.trip.trip_id, state);
+      }
+      const p0 = Date.now();
+      const predictions = await predictTrips(ctx, GROUP, DAY);
+      predictMs += Date.now() - p0;
+      predictCalls++;
+      const minute = now / 60;
+      for (const p of predictions) {
+        const t = truth.get(p.trip_id);
+        if (!t) continue;
+        if (p.from_trip_id !== p.trip_id) blockAhead++;
+        for (const s of p.stops) {
+          const i = t.trip.stop_times.findIndex((x) => x.stop_sequence === s.stop_sequence);
+          if (i < 0 || t.arrival[i]! <= now) continue;
+          const predicted = (s.arrival_at.getTime() - dayStart) / 1000;
+          score(model_, now, predicted, t.arrival[i]!);
+          record('model', `${p.trip_id}|${s.stop_sequence}`, minute, predicted);
+        }
+      }
+      // The naive baseline: the delay at the last stop passed, held constant to the end of the trip.
+      for (const t of truth.values()) {
+        const st = t.trip.stop_times;
+        if (t.passing[0]! > now || t.passing[st.length - 1]! <= now) continue;
+        let last = 0;
+        for (let i = 0; i < st.length; i++) if (t.passing[i]! <= now) last = i;
+        const delay = t.passing[last]! - st[last]!.departure;
+        for (let i = last + 1; i < st.length; i++) {
+          if (t.arrival[i]! <= now) continue;
+          const predicted = Math.max(now, st[i]!.arrival + delay);
+          score(naive, now, predicted, t.arrival[i]!);
+          record('naive', `${t.trip.trip_id}|${st[i]!.stop_sequence}`, minute, predicted);
+        }
+      }
+    }
+
+    // Completeness: the minutes in the 30 before each stop's actual arrival, within the window, while its trip was in progress.
+    for (const t of truth.values()) {
+      t.trip.stop_times.forEach((s, i) => {
+        if (i === 0) return;
+        const key = `${t.trip.trip_id}|${s.stop_sequence}`;
+        for (let now = Math.ceil((t.arrival[i]! - 1800) / 60) * 60; now < t.arrival[i]!; now += 60) {
+          if (now < FROM || now > TO || now < t.passing[0]!) continue;
+          for (const [which, sc] of [['model', model_], ['naive', naive]] as const) {
+            sc.bins++;
+            if (seen[which].get(key)?.has(now / 60)) sc.completeBins++;
+          }
+        }
+      });
+    }
+    for (const [which, sc] of [['model', model_], ['naive', naive]] as const) {
+      for (const byMinute of seen[which].values()) {
+        for (const [m, p] of byMinute) {
+          const before = byMinute.get(m - 1);
+          if (before !== undefined) sc.wobble.push(Math.abs(p - before));
+        }
+      }
+    }
+
+    const pct = (a: number, b: number) => (b === 0 ? 'n/a' : `${fmt((100 * a) / b, 1)} %`);
+    const mean = (xs: number[]) => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
+    const median = (xs: number[]) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+    const mae1030 = (s: Scores) => mean([...s.abs[2]!, ...s.abs[3]!]);
+    const dayTrips = [...truth.values()].filter((t) => t.passing[0]! <= TO && t.passing[t.passing.length - 1]! >= FROM).length;
+    console.log('');
+    console.log(`engine                   ${ENGINE}; demo network seed ${SEED}${routes ? `, routes ${[...routes].join(',')}` : ', all routes'} (timetable trips; frequency trips are not predicted)`);
+    console.log(`history                  ${history.length} weekdays (${history[history.length - 1]} … ${history[0]}), ${fmt(historyTrips)} trips, written to the tracking tables directly in ${fmt(historyMs / 1000, 1)} s`);
+    console.log(`model                    ${fmt(model.runs)} runs, ${fmt(model.segments)} segments, built in ${fmt(model.took_ms)} ms (bands of ${ctx.config.predictions.bandMinutes} min, min samples ${ctx.config.predictions.minSamples})`);
+    console.log(`replay                   ${DAY} ${args.from}–${args.to}, ${dayTrips} trips, passages written to the tracking tables each minute (not through the device API)`);
+    console.log(`predictTrips             ${predictCalls} calls, mean ${fmt(predictMs / predictCalls)} ms; ${fmt(blockAhead)} trip predictions through a block's earlier trip`);
+    console.log('');
+    const row = (label: string, f: (s: Scores) => string) => console.log(`${label.padEnd(25)}${f(model_).padStart(14)}${f(naive).padStart(14)}`);
+    row('', () => '');
+    console.log(`${''.padEnd(25)}${'published'.padStart(14)}${'naive'.padStart(14)}`);
+    row('predictions scored', (s) => fmt(s.n));
+    row('accuracy (Cal-ITP)', (s) => pct(s.accurate, s.n));
+    row('completeness', (s) => pct(s.completeBins, s.bins));
+    row('wobble median / mean', (s) => `${fmt(median(s.wobble))} / ${fmt(mean(s.wobble))} s`);
+    BANDS.forEach(([lo, hi], b) => row(`MAE ${lo}–${hi} min`, (s) => `${fmt(mean(s.abs[b]!))} s`));
+    row('MAE 10–30 min', (s) => `${fmt(mae1030(s))} s`);
+    console.log('');
+    const gain = 1 - mae1030(model_) / mae1030(naive);
+    const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+    console.log(`target accuracy ≥ 85 %                 ${pct(model_.accurate, model_.n)}: ${met(model_.accurate / model_.n >= 0.85)}`);
+    console.log(`target completeness ≥ 99 %             ${pct(model_.completeBins, model_.bins)}: ${met(model_.completeBins / model_.bins >= 0.99)}`);
+    console.log(`target MAE 10–30 min ≥ 30 % below naive ${fmt(gain * 100, 1)} % lower: ${met(gain >= 0.3)}`);
+    console.log('');
+    console.log(`took ${fmt((Date.now() - started) / 1000, 1)} s; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  } finally {
+    await app.close();
+    await drop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
