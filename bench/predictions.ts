@@ -28,7 +28,9 @@
  * Options: --days N (past weekdays of history, 5), --routes L1,L2 (all), --from 06:30 --to 10:00
  * (the replayed window), --seed N; ENGINE=pglite (default) | postgres (DATABASE_URL).
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import CheapRuler from 'cheap-ruler';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +41,7 @@ import { DEFAULT_SEED, generateNetwork, serviceOf, type DemoTrip } from '../src/
 import { between, normal, rngOf } from '../src/domains/demo/random.js';
 import { importGtfs } from '../src/domains/gtfs/import/importer.js';
 import { createGroup } from '../src/domains/groups/service.js';
+import { createApiKey, hostPrincipal, wholeGroup } from '../src/domains/auth/service.js';
 import { buildModel } from '../src/domains/predictions/model.js';
 import { predictTrips } from '../src/domains/predictions/service.js';
 import { fixedClock } from '../src/platform/clock.js';
@@ -54,6 +57,9 @@ const { values: args } = parseArgs({
     to: { type: 'string', default: '10:00' },
     seed: { type: 'string', default: String(DEFAULT_SEED) },
     date: { type: 'string', default: '2026-03-17' },
+    replay: { type: 'string', default: 'api' },
+    'gps-noise': { type: 'string', default: '8' },
+    'position-every': { type: 'string', default: '10' },
   },
 });
 const ENGINE = (process.env['ENGINE'] ?? (process.env['DATABASE_URL'] ? 'postgres' : 'pglite')) as 'postgres' | 'pglite';
@@ -65,6 +71,9 @@ const FROM = hhmm(args.from!);
 const TO = hhmm(args.to!);
 const GROUP = 'bench';
 const LAYOVER_S = 180;
+const REPLAY = args.replay === 'tables' ? 'tables' : 'api';
+const GPS_NOISE_M = Number(args['gps-noise']);
+const POSITION_EVERY = Number(args['position-every']);
 const BANDS: [number, number][] = [[0, 5], [5, 10], [10, 20], [20, 30]];
 
 const net = generateNetwork(SEED);
@@ -180,6 +189,76 @@ async function writeTracking(db: Db, date: string, t: Truth, now: number): Promi
   );
 }
 
+// ---- Replaying a day through the device API --------------------------------------------------
+
+type Item = { id: string; type: string; at: string } & Record<string, unknown>;
+
+/**
+ * The device reports of a trip's truth, by time (seconds of the day): trip_start, an arrival and
+ * a departure event at each stop (the first: departure; the last: arrival), trip_end, and a
+ * position every POSITION_EVERY s along the shape, each fix (and each event's place) off by a
+ * Gaussian GPS error of GPS_NOISE_M metres RMS.
+ */
+function deviceItems(date: string, t: Truth): { s: number; item: Item }[] {
+  const r = rngOf(SEED, 'gps', date, t.trip.trip_id);
+  const gauss = () => Math.sqrt(-2 * Math.log(Math.max(r(), 1e-12))) * Math.cos(2 * Math.PI * r());
+  const shape = net.shapes.find((x) => x.shape_id === t.trip.shape_id)!;
+  const ruler = new CheapRuler(net.center[1], 'meters');
+  const noisy = (dist: number) => {
+    const p = ruler.along(shape.points, dist);
+    const [lon, lat] = ruler.offset(p, (gauss() * GPS_NOISE_M) / Math.SQRT2, (gauss() * GPS_NOISE_M) / Math.SQRT2);
+    return { lat: Math.round(lat * 1e6) / 1e6, lon: Math.round(lon * 1e6) / 1e6 };
+  };
+  const ref = { trip_id: t.trip.trip_id, service_date: date };
+  const at = (s: number) => instantOf(date, s, TZ).toISOString();
+  const out: { s: number; item: Item }[] = [];
+  const add = (s: number, type: string, fields: Record<string, unknown>) => out.push({ s, item: { id: randomUUID(), type, at: at(s), ...fields } });
+  const st = t.trip.stop_times;
+  add(t.passing[0]! - 60, 'trip_start', { ...ref, ...(t.trip.block_id ? { block_id: t.trip.block_id } : {}) });
+  st.forEach((s, i) => {
+    const ev = (event: string, when: number) => add(when, 'trip_event', { ...ref, event, stop_id: s.stop_id, stop_sequence: s.stop_sequence, ...noisy(s.dist), gps_valid: true });
+    if (i > 0) ev('arrival', t.arrival[i]!);
+    if (i < st.length - 1) ev('departure', t.passing[i]!);
+  });
+  for (let i = 1; i < st.length; i++) {
+    // Moving from stop i − 1 (left at passing[i − 1]) to stop i (reached at arrival[i]), then dwelling.
+    const from = t.passing[i - 1]!;
+    const to = t.arrival[i]!;
+    for (let s = Math.ceil(from / POSITION_EVERY) * POSITION_EVERY; s < t.passing[i]!; s += POSITION_EVERY) {
+      const dist = s >= to ? st[i]!.dist : st[i - 1]!.dist + ((st[i]!.dist - st[i - 1]!.dist) * (s - from)) / Math.max(1, to - from);
+      add(s, 'position', { ...ref, ...noisy(dist), gps_valid: true, accuracy_m: GPS_NOISE_M });
+    }
+  }
+  add(t.passing[st.length - 1]! + 30, 'trip_end', ref);
+  return out.sort((a, b) => a.s - b.s);
+}
+
+/** One vehicle per block (or per lone trip), its device and key, signed on before its first trip. */
+interface Vehicle {
+  key: string;
+  queue: { s: number; item: Item }[];
+  sent: number;
+}
+
+async function devicesFor(ctx: Parameters<typeof createApiKey>[0], db: Db, date: string, trips: readonly Truth[]): Promise<Map<string, Vehicle>> {
+  const byBlock = new Map<string, Truth[]>();
+  for (const t of trips) byBlock.set(t.trip.block_id ?? t.trip.trip_id, [...(byBlock.get(t.trip.block_id ?? t.trip.trip_id) ?? []), t]);
+  const out = new Map<string, Vehicle>();
+  let k = 0;
+  for (const [block, ts] of byBlock) {
+    k++;
+    const driver = k.toString(16).padStart(24, '0');
+    await db.query('INSERT INTO drivers (group_id, driver_id, driver_name, staff_number) VALUES ($1, $2, $3, $4)', [GROUP, driver, `Driver ${k}`, `S${k}`]);
+    await db.query('INSERT INTO vehicles (group_id, vehicle_id, fleet_number, license_plate) VALUES ($1, $2, $3, $4)', [GROUP, `V${k}`, `F${k}`, `P${k}`]);
+    await db.query('INSERT INTO devices (group_id, device_id) VALUES ($1, $2)', [GROUP, `D${k}`]);
+    const key = (await createApiKey(ctx, hostPrincipal, wholeGroup(GROUP), { device_id: `D${k}` })).value;
+    const first = Math.min(...ts.map((t) => t.passing[0]!));
+    const queue = [{ s: first - 900, item: { id: randomUUID(), type: 'sign_on', at: instantOf(date, first - 900, TZ).toISOString(), driver_id: driver, vehicle_id: `V${k}` } as Item }, ...ts.flatMap((t) => deviceItems(date, t))];
+    out.set(block, { key, queue: queue.sort((a, b) => a.s - b.s), sent: 0 });
+  }
+  return out;
+}
+
 // ---- Scoring -------------------------------------------------------------------------------------
 
 interface Scores {
@@ -248,14 +327,32 @@ async function main() {
       seen[which].set(key, m);
     };
     const written = new Map<string, string>();
+    const replayed = [...truth.values()].filter((t) => t.passing[0]! <= TO && t.passing[t.passing.length - 1]! >= FROM - 1800);
+    const vehicles = REPLAY === 'api' ? await devicesFor(ctx, db, DAY, replayed) : new Map<string, Vehicle>();
+    const device = { requests: 0, items: 0, rejected: 0, ms: 0 };
     let predictMs = 0;
     let predictCalls = 0;
     let blockAhead = 0;
     const dayStart = instantOf(DAY, 0, TZ).getTime();
     for (let now = FROM; now <= TO; now += 60) {
       clock.set(new Date(dayStart + now * 1000));
-      // What tracking knows at `now`: the trips started, with their stops arrived at and passed.
-      for (const t of truth.values()) {
+      // The devices send what happened up to `now`, one request each (the service's clock is `now`).
+      for (const v of vehicles.values()) {
+        const items: Item[] = [];
+        while (v.sent < v.queue.length && v.queue[v.sent]!.s <= now) items.push(v.queue[v.sent++]!.item);
+        if (items.length === 0) continue;
+        const d0 = Date.now();
+        const res = await app.inject({ method: 'POST', url: `/api/v4/groups/${GROUP}/device/reports`, headers: { 'x-api-key': v.key }, payload: { items } });
+        device.ms += Date.now() - d0;
+        if (res.statusCode !== 200) throw new Error(`device reports: ${res.statusCode} ${res.body}`);
+        const body = res.json() as { rejected?: unknown[] };
+        device.requests++;
+        device.items += items.length;
+        device.rejected += body.rejected?.length ?? 0;
+        if (body.rejected?.length && device.rejected <= body.rejected.length) console.error('rejected, e.g.:', JSON.stringify(body.rejected[0]).slice(0, 400));
+      }
+      // Or what tracking knows at `now`, written directly: the trips started, with their stops arrived at and passed.
+      for (const t of REPLAY === 'api' ? [] : truth.values()) {
         if (t.passing[0]! > now) continue;
         const state = `${t.arrival.filter((a) => a <= now).length}/${t.passing.filter((p) => p <= now).length}`;
         if (written.get(t.trip.trip_id) === state) continue;
@@ -327,7 +424,9 @@ async function main() {
     console.log(`engine                   ${ENGINE}; demo network seed ${SEED}${routes ? `, routes ${[...routes].join(',')}` : ', all routes'} (timetable trips; frequency trips are not predicted)`);
     console.log(`history                  ${history.length} weekdays (${history[history.length - 1]} … ${history[0]}), ${fmt(historyTrips)} trips, written to the tracking tables directly in ${fmt(historyMs / 1000, 1)} s`);
     console.log(`model                    ${fmt(model.runs)} runs, ${fmt(model.segments)} segments, built in ${fmt(model.took_ms)} ms (bands of ${ctx.config.predictions.bandMinutes} min, min samples ${ctx.config.predictions.minSamples})`);
-    console.log(`replay                   ${DAY} ${args.from}–${args.to}, ${dayTrips} trips, passages written to the tracking tables each minute (not through the device API)`);
+    console.log(REPLAY === 'api'
+      ? `replay                   ${DAY} ${args.from}–${args.to}, ${dayTrips} trips, through the device API (Fastify inject): ${fmt(device.items)} reports (positions every ${POSITION_EVERY} s, ${GPS_NOISE_M} m GPS noise, arrival and departure events) in ${fmt(device.requests)} requests, ${fmt(device.rejected)} rejected, ${fmt(device.ms / 1000, 1)} s`
+      : `replay                   ${DAY} ${args.from}–${args.to}, ${dayTrips} trips, passages written to the tracking tables each minute (--replay tables: not through the device API)`);
     console.log(`predictTrips             ${predictCalls} calls, mean ${fmt(predictMs / predictCalls)} ms; ${fmt(blockAhead)} trip predictions through a block's earlier trip`);
     console.log('');
     const row = (label: string, f: (s: Scores) => string) => console.log(`${label.padEnd(25)}${f(model_).padStart(14)}${f(naive).padStart(14)}`);
