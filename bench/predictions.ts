@@ -44,6 +44,7 @@ import { createGroup } from '../src/domains/groups/service.js';
 import { createApiKey, hostPrincipal, wholeGroup } from '../src/domains/auth/service.js';
 import { buildModel } from '../src/domains/predictions/model.js';
 import { predictTrips } from '../src/domains/predictions/service.js';
+import { trackingOf } from '../src/domains/trips/tracking.js';
 import { fixedClock } from '../src/platform/clock.js';
 import type { Db } from '../src/platform/db/index.js';
 import { addDays, instantOf } from '../src/platform/time.js';
@@ -376,16 +377,16 @@ async function main() {
           record('model', `${p.trip_id}|${s.stop_sequence}`, minute, predicted);
         }
       }
-      // The naive baseline: the delay at the last stop passed, held constant to the end of the trip.
-      for (const t of truth.values()) {
+      // The naive baseline, from the same tracking: the trip's current delay (at the last stop
+      // passed) held constant to the end of the trip.
+      for (const tt of await trackingOf(db, GROUP, DAY, undefined, { now: clock.now() })) {
+        const t = truth.get(tt.trip_id);
+        if (!t || tt.status !== 'in_progress' || tt.delay_seconds === null) continue;
         const st = t.trip.stop_times;
-        if (t.passing[0]! > now || t.passing[st.length - 1]! <= now) continue;
-        let last = 0;
-        for (let i = 0; i < st.length; i++) if (t.passing[i]! <= now) last = i;
-        const delay = t.passing[last]! - st[last]!.departure;
-        for (let i = last + 1; i < st.length; i++) {
-          if (t.arrival[i]! <= now) continue;
-          const predicted = Math.max(now, st[i]!.arrival + delay);
+        const last = Math.max(...tt.stops.flatMap((x) => (x.actual_at !== null ? [x.stop_sequence] : [])));
+        for (let i = 0; i < st.length; i++) {
+          if (st[i]!.stop_sequence <= last || t.arrival[i]! <= now) continue;
+          const predicted = Math.max(now, st[i]!.arrival + tt.delay_seconds);
           score(naive, now, predicted, t.arrival[i]!);
           record('naive', `${t.trip.trip_id}|${st[i]!.stop_sequence}`, minute, predicted);
         }
