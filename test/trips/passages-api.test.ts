@@ -131,11 +131,16 @@ describe('exact passages in real time, through the device API', () => {
       }
       // GTFS-RT while the bus lays over (every report so far is from the layover): no delay for the trip.
       if (line.fixes[i]!.at < line.departures[0]!) expect(entity?.tripUpdate?.delay ?? null, 'no delay published while laying over').toBeNull();
-      // A published delay is observed at a stop the bus has truly left (arrived at, for the last).
+      // A published delay is observed at a stop the bus has truly left: the first stop at least. The
+      // update lists the stops ahead (with their predictions): those it leaves out were truly left.
       if (entity?.tripUpdate?.delay !== undefined) {
         delaysPublished++;
-        const k = entity.tripUpdate.stopTimeUpdate.find((u: any) => u.arrival?.delay !== undefined).stopSequence - 1;
-        expect(line.fixes[i]!.at.getTime()).toBeGreaterThanOrEqual((k === s.length - 1 ? line.arrivals[k]! : line.departures[k]!).getTime());
+        const now = line.fixes[i]!.at.getTime();
+        expect(now, 'delay published before the bus left its first stop').toBeGreaterThanOrEqual(line.departures[0]!.getTime());
+        const firstAhead: number | undefined = entity.tripUpdate.stopTimeUpdate[0]?.stopSequence;
+        if (firstAhead !== undefined && firstAhead > 1) {
+          expect(now, `stop ${firstAhead - 1} left out as passed before the bus left it`).toBeGreaterThanOrEqual(line.departures[firstAhead - 2]!.getTime());
+        }
       }
     });
     expect(delaysPublished).toBeGreaterThan(10);
