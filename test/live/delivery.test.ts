@@ -79,31 +79,43 @@ describe('live stream delivery', () => {
       await send(t, g, dev.auth, [p]);
       positions.push({ device: dev.deviceId, id: p.id });
     }
-    const last = positions.at(-1)!;
-    const seen = async (stream: Stream) => {
+    // Each device's messages reach a client in order, but two devices' messages may reach the group's
+    // log in either order (their publications are independent). So a client has all it will ever get
+    // of a device once it has a later "marker" position of that device. First the unrestricted
+    // clients take everything, up to a marker of each device; then, the log holding every message
+    // above, a second marker of a team's own device shows that team's clients are past all of them:
+    // what they got is complete, and holds nothing of another team. (Stopping at the last position
+    // sent raced another device's position on PostgreSQL; closing south as soon as the others had
+    // theirs raced south's window on a loaded machine.)
+    const marker = async (dev: { deviceId: string; auth: Record<string, string> }, second: number) => {
+      const p = item('position', at(second), { lat: 48.85, lon: 2.35, gps_valid: true });
+      await send(t, g, dev.auth, [p]);
+      positions.push({ device: dev.deviceId, id: p.id });
+      return p.id;
+    };
+    const until = async (stream: Stream, markers: string[]) => {
       const out: string[] = [];
-      for (;;) {
-        const m = await stream.next('vehicle_position');
-        out.push(m.data.id as string);
-        if (m.data.id === last.id) return out;
+      const waiting = new Set(markers);
+      while (waiting.size > 0) {
+        const id = (await stream.next('vehicle_position')).data.id as string;
+        out.push(id);
+        waiting.delete(id);
       }
+      return out;
     };
     const ids = (...devices: string[]) => positions.filter((p) => devices.includes(p.device)).map((p) => p.id);
-    for (const k of ['north', 'north2', 'northSingle'] as const) expect(new Set(await seen(streams[k]))).toEqual(new Set(ids(n.deviceId)));
-    for (const k of ['all', 'all2'] as const) expect(new Set(await seen(streams[k]))).toEqual(new Set(ids(n.deviceId, s.deviceId, none.deviceId)));
-    // south never sees north's last position. The others have it, so it is in the group's log; a
-    // position of south's own, sent now, is queued after it: once south has that one, its windows
-    // have gone past north's last, and what south received is complete. (Closing south as soon as
-    // the others had theirs raced south's window on a loaded machine: south's turn had not come.)
-    const marker = item('position', at(720), { lat: 48.85, lon: 2.35, gps_valid: true });
-    await send(t, g, s.auth, [marker]);
-    const southSaw: unknown[] = [];
-    for (;;) {
-      const m = await streams.south.next('vehicle_position');
-      southSaw.push(m.data.id);
-      if (m.data.id === marker.id) break;
+    const firstMarkers = [await marker(n, 720), await marker(s, 721), await marker(none, 722)];
+    for (const k of ['all', 'all2'] as const) {
+      const got = await until(streams[k], firstMarkers);
+      expect(got, k).toHaveLength(positions.length);
+      expect(new Set(got), k).toEqual(new Set(ids(n.deviceId, s.deviceId, none.deviceId)));
     }
-    expect(southSaw).toEqual([...ids(s.deviceId), marker.id]);
+    const [northMarker, southMarker] = [await marker(n, 730), await marker(s, 731)];
+    for (const k of ['north', 'north2', 'northSingle'] as const) {
+      const got = await until(streams[k], [northMarker]);
+      expect(got, k).toEqual(ids(n.deviceId));
+    }
+    expect(await until(streams.south, [southMarker])).toEqual(ids(s.deviceId));
     expect(streams.south.received.filter((m) => m.type === 'duty_sign_on').map((m) => m.data.device_id)).toEqual([s.deviceId]);
     for (const stream of Object.values(streams)) stream.ws.close();
   });
