@@ -10,6 +10,7 @@
  * noise-free points equal the generated metres exactly.
  */
 import CheapRuler from 'cheap-ruler';
+import { rng } from '../../src/domains/demo/random.js';
 
 export interface TrackSpec {
   seed: number;
@@ -57,17 +58,8 @@ export interface Track {
   shapeLocal: [number, number][];
 }
 
-/** mulberry32: a small seeded PRNG. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The demo's seeded PRNG (mulberry32). */
+export const prng = rng;
 
 /** A standard normal deviate (Box–Muller). */
 export function gaussian(rand: () => number): number {
