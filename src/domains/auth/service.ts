@@ -161,6 +161,7 @@ interface SessionRow {
 const sessionCache = cachePerDb<{ principal: Principal; expiresAt: Date }>({ only: ['sessions', 'users'] });
 const apiKeyCache = cachePerDb<{ principal: Principal; expiresAt: Date | null }>({ only: ['api_keys', 'users'] });
 const groupCache = cachePerDb<Group>({ only: ['groups'] });
+const delegatedCache = cachePerDb<Group[]>({ only: ['groups'] });
 const membershipCache = cachePerDb<{ role: Role; teams: string[]; driver_id: string | null } | null>({ only: ['memberships'] });
 
 /** getGroup through the instance's cache (the access hook runs it on every request). */
@@ -414,7 +415,7 @@ export async function revokeApiKey(ctx: AppContext, scope: Pick<GroupScope, 'gro
 export async function principalFromJwt(ctx: AppContext, token: string, pathGroupId: string | undefined): Promise<Principal | null> {
   const candidates: Group[] = [];
   if (pathGroupId !== undefined) {
-    const g = await getGroup(ctx.db, pathGroupId);
+    const g = await cachedGroup(ctx, pathGroupId);
     if (!g) throw errors.groupNotFound(pathGroupId);
     if (g.auth.provider === 'auth0') candidates.push(g);
   } else {
@@ -440,9 +441,12 @@ export async function principalFromJwt(ctx: AppContext, token: string, pathGroup
   return null;
 }
 
+/** The delegated groups whose provider is this issuer, through the instance's cache (every JWT request asks). */
 async function delegatedGroupsOf(ctx: AppContext, issuer: string): Promise<Group[]> {
-  const all = await ctx.db.query<Group>("SELECT group_id, name, features, auth, timezone, created_at, updated_at FROM groups WHERE auth->>'provider' = 'auth0'");
-  return all.filter((g) => g.auth.provider === 'auth0' && issuerFor(ctx.config.oidcIssuerTemplate, g.auth.domain) === issuer);
+  return delegatedCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs).get(issuer, async () => {
+    const all = await ctx.db.query<Group>("SELECT group_id, name, features, auth, timezone, created_at, updated_at FROM groups WHERE auth->>'provider' = 'auth0'");
+    return all.filter((g) => g.auth.provider === 'auth0' && issuerFor(ctx.config.oidcIssuerTemplate, g.auth.domain) === issuer);
+  });
 }
 
 /**
