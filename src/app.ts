@@ -24,6 +24,7 @@ import type { Document } from './platform/http/route.js';
 import { readCachePlugin } from './platform/http/read-cache.js';
 import { MAX_JSON_DEPTH, findNul, nestsTooDeep, toIssues } from './platform/http/validation.js';
 import { objectId } from './platform/ids.js';
+import { loggerOptions, logRequestLines, resolveLogFormat } from './platform/http/logging.js';
 import { apiDomains, rootDomains } from './domains/index.js';
 import { authHook } from './domains/auth/hook.js';
 
@@ -44,8 +45,9 @@ export function rewriteVersion(url: string): string {
 
 export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   const { config, db } = o;
+  const logFormat = resolveLogFormat(config.logFormat);
   const app = Fastify({
-    logger: o.logger === false ? false : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'] },
+    ...(o.logger === false ? { logger: false } : loggerOptions(config.logLevel, logFormat)),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => objectId(),
@@ -100,6 +102,7 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  if (o.logger !== false && logFormat === 'pretty') logRequestLines(app);
   app.addHook('preValidation', async (req) => {
     const loc = findNul(req.params, ['path']) ?? findNul(req.query, ['query']) ?? findNul(req.body, ['body']);
     if (loc) throw new ValidationError([{ loc, msg: 'contains a NUL character (\\u0000), which text values cannot hold', type: 'string_nul' }]);

@@ -9,6 +9,8 @@ import type { PartitionSettings } from './platform/db/partitions.js';
 export { ConfigError };
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+/** `auto`: readable lines on a terminal, JSON lines otherwise (src/platform/http/logging.ts). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
 
 export interface Config {
   port: number;
@@ -19,6 +21,7 @@ export interface Config {
   dataDir: string;
   databasePoolSize: number;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   superuserEmail: string | undefined;
   superuserPassword: string | undefined;
   /** Maximum size of an ordinary request body, in bytes. */
@@ -190,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: r.str('DATA_DIR', { default: './data' }),
     databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 1000 }),
     logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, { default: 'info' }),
+    logFormat: r.oneOf('LOG_FORMAT', ['auto', 'json', 'pretty'] as const, { default: 'auto' }),
     superuserEmail: r.email('TRANSIT_OPS_SUPERUSER_EMAIL'),
     superuserPassword: r.str('TRANSIT_OPS_SUPERUSER_PASSWORD', { minLength: 8 }),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1_048_576, min: 1024 }),
