@@ -7,6 +7,7 @@
  * Times come from the service clock (ctx.clock), so a test that moves its clock moves the caches
  * too; a clock moved backwards expires everything.
  */
+import { LRUCache } from 'lru-cache';
 import type { Clock } from './clock.js';
 import { changesOf, type ChangeFeed, type Watch } from './db/changes.js';
 import type { Db } from './db/types.js';
@@ -19,13 +20,16 @@ interface Entry<V> {
 }
 
 export class WatchedCache<V> {
-  private readonly entries = new Map<string, Entry<V>>();
+  /** Bounded by `max`, the least recently used value leaving first. */
+  private readonly entries: LRUCache<string, Entry<V>>;
 
   constructor(
     private readonly feed: ChangeFeed,
     private readonly watch: Watch,
     private readonly o: { ttlMs: number; max: number; clock: Clock },
-  ) {}
+  ) {
+    this.entries = new LRUCache<string, Entry<V>>({ max: Math.max(1, o.max) });
+  }
 
   /**
    * The cached value of `key` if no table it was read from changed since: `fresh` while within its
@@ -57,12 +61,6 @@ export class WatchedCache<V> {
   /** Stores a value read after `ticket` was taken; a change since then makes it stale at once. */
   store(key: string, ticket: { generation: number; at: number } | undefined, value: V): void {
     if (!ticket || ticket.generation !== this.watch.generation) return;
-    if (this.entries.size >= this.o.max) {
-      // Oldest first (Map order): a bound, not a policy; hot keys come back at once.
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    this.entries.delete(key);
     this.entries.set(key, { value, generation: ticket.generation, from: ticket.at, until: ticket.at + this.o.ttlMs });
   }
 

@@ -247,3 +247,20 @@ describe.skipIf(!process.env['DATABASE_URL'])('across instances (PostgreSQL)', (
     await eventually(async () => feed.live && (await vehicles(reader.auth)).headers['x-cache'] === 'hit');
   });
 });
+
+describe('the bound of an instance cache', () => {
+  it('keeps at most `max` values and lets the least recently used one go first', async () => {
+    const { WatchedCache } = await import('../../src/platform/cache.js');
+    // The feed and the watch as the cache sees them: listening, and no table changed.
+    const feed = { live: true } as ConstructorParameters<typeof WatchedCache<string>>[0];
+    const watch = { generation: 0 } as ConstructorParameters<typeof WatchedCache<string>>[1];
+    const c = new WatchedCache<string>(feed, watch, { ttlMs: 60_000, max: 2, clock });
+    await c.get('a', async () => 'A');
+    await c.get('b', async () => 'B');
+    expect(c.peek('a')).toBe('A'); // a is now used more recently than b
+    await c.get('c', async () => 'C');
+    expect(c.peek('b')).toBeUndefined();
+    expect(c.peek('a')).toBe('A');
+    expect(c.peek('c')).toBe('C');
+  });
+});

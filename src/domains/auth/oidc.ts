@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { createRemoteJWKSet, customFetch, decodeJwt, jwtVerify, type FetchImplementation, type JWTPayload } from 'jose';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
 
 export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -32,7 +33,8 @@ export function unverifiedIssuer(token: string): string | null {
   }
 }
 
-const jwksCache = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+/** One key set per issuer (and settings); issuers come from the groups' delegations, bounded all the same. */
+const jwksCache = new LRUCache<string, ReturnType<typeof createRemoteJWKSet>>({ max: 1000 });
 
 export type JwksSettings = Pick<Config, 'oidcJwksCooldownMs' | 'oidcAllowPrivateHosts'>;
 
