@@ -181,31 +181,56 @@ export async function principalFromSession(ctx: AppContext, sessionId: string): 
   let c = cache.peek(sessionId);
   if (!c) {
     const ticket = cache.ticket();
-    const hash = hashSecret(sessionId);
-    const s = (await ctx.db.query<SessionRow>(
-      `SELECT s.user_id, u.email, u.superuser, s.scopes, s.device_group_id, s.device_id, s.expires_at
-       FROM sessions s JOIN users u USING (user_id)
-       WHERE s.session_hash = $1 AND s.ended_at IS NULL`,
-      [hash],
-    ))[0];
-    if (!s) return null;
-    c = {
-      expiresAt: s.expires_at,
-      principal: {
-        ...basePrincipal,
-        via: 'session',
-        userId: s.user_id,
-        email: s.email,
-        superuser: s.superuser,
-        scopes: s.scopes,
-        sessionHash: hash,
-        device: s.device_id && s.device_group_id ? { groupId: s.device_group_id, deviceId: s.device_id } : null,
-        groupIds: s.device_group_id ? [s.device_group_id] : null,
-      },
-    };
+    const found = await sessionByHash(ctx, hashSecret(sessionId));
+    if (!found) return null;
+    c = found;
     cache.store(sessionId, ticket, c);
   }
   return c.expiresAt <= ctx.clock.now() ? null : c.principal;
+}
+
+async function sessionByHash(ctx: AppContext, hash: string): Promise<{ expiresAt: Date; principal: Principal } | null> {
+  const s = (await ctx.db.query<SessionRow>(
+    `SELECT s.user_id, u.email, u.superuser, s.scopes, s.device_group_id, s.device_id, s.expires_at
+     FROM sessions s JOIN users u USING (user_id)
+     WHERE s.session_hash = $1 AND s.ended_at IS NULL`,
+    [hash],
+  ))[0];
+  if (!s) return null;
+  return {
+    expiresAt: s.expires_at,
+    principal: {
+      ...basePrincipal,
+      via: 'session',
+      userId: s.user_id,
+      email: s.email,
+      superuser: s.superuser,
+      scopes: s.scopes,
+      sessionHash: hash,
+      device: s.device_id && s.device_group_id ? { groupId: s.device_group_id, deviceId: s.device_id } : null,
+      groupIds: s.device_group_id ? [s.device_group_id] : null,
+    },
+  };
+}
+
+/**
+ * The principal of a credential held for a while (an open live stream), read again from the
+ * database: what a request made with the same credential now would get. Null once the session
+ * ended or expired, the key was revoked or expired, or the JWT's `exp` passed. A superuser flag
+ * removed, from the account or from a key's creator, is gone from the answer.
+ */
+export async function principalNow(ctx: AppContext, p: Principal): Promise<Principal | null> {
+  const now = ctx.clock.now();
+  if (p.via === 'jwt') return p.oidc?.expiresAt !== undefined && p.oidc.expiresAt <= now ? null : p;
+  if (p.via === 'session' && p.sessionHash !== null) {
+    const s = await sessionByHash(ctx, p.sessionHash);
+    return s && s.expiresAt > now ? s.principal : null;
+  }
+  if (p.via === 'api_key' && p.apiKeyId !== null) {
+    const k = await keyRow(ctx, 'k.api_key_id = $1', p.apiKeyId);
+    return k && (k.expires_at === null || k.expires_at > now) ? keyPrincipal(k) : null;
+  }
+  return p;
 }
 
 // ---------------------------------------------------------------- API keys
@@ -242,18 +267,23 @@ export async function principalFromApiKey(ctx: AppContext, key: string): Promise
   let c = cache.peek(key);
   if (!c) {
     const ticket = cache.ticket();
-    const k = (await ctx.db.query<KeyLookupRow>(
-      `SELECT k.api_key_id, k.principal, k.user_id, k.device_id, k.role, k.group_ids, k.teams, k.scopes, k.expires_at,
-              k.created_by, k.origin, u.email, u.superuser, c.superuser AS creator_superuser
-       FROM api_keys k LEFT JOIN users u ON u.user_id = k.user_id LEFT JOIN users c ON c.user_id = k.created_by
-       WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-      [hashSecret(key)],
-    ))[0];
+    const k = await keyRow(ctx, 'k.key_hash = $1', hashSecret(key));
     if (!k) return null;
     c = { principal: keyPrincipal(k), expiresAt: k.expires_at };
     cache.store(key, ticket, c);
   }
   return c.expiresAt !== null && c.expiresAt <= ctx.clock.now() ? null : c.principal;
+}
+
+/** A key that is not revoked, with its account and its creator. */
+async function keyRow(ctx: AppContext, where: 'k.key_hash = $1' | 'k.api_key_id = $1', value: string): Promise<KeyLookupRow | undefined> {
+  return (await ctx.db.query<KeyLookupRow>(
+    `SELECT k.api_key_id, k.principal, k.user_id, k.device_id, k.role, k.group_ids, k.teams, k.scopes, k.expires_at,
+            k.created_by, k.origin, u.email, u.superuser, c.superuser AS creator_superuser
+     FROM api_keys k LEFT JOIN users u ON u.user_id = k.user_id LEFT JOIN users c ON c.user_id = k.created_by
+     WHERE ${where} AND k.revoked_at IS NULL`,
+    [value],
+  ))[0];
 }
 
 /**
@@ -436,7 +466,8 @@ export async function principalFromJwt(ctx: AppContext, token: string, pathGroup
     const groupIds = (await delegatedGroupsOf(ctx, issuer)).filter((d) => d.auth.provider === 'auth0' && d.auth.audience === audience).map((d) => d.group_id);
     const user = await identitiesAccount(ctx, issuer, payload, groupIds);
     if (!user) return null;
-    return { ...basePrincipal, via: 'jwt', userId: user.user_id, email: user.email, superuser: false, groupIds, oidc: { issuer, audience } };
+    const oidc = { issuer, audience, ...(typeof payload.exp === 'number' ? { expiresAt: new Date(payload.exp * 1000) } : {}) };
+    return { ...basePrincipal, via: 'jwt', userId: user.user_id, email: user.email, superuser: false, groupIds, oidc };
   }
   return null;
 }

@@ -11,7 +11,7 @@ import { ErrorBody, HttpError, errors } from '../../platform/http/errors.js';
 import { GroupParams } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
 import { authenticate } from '../auth/hook.js';
-import { authorizeGroup, principalFromSession } from '../auth/service.js';
+import { authorizeGroup, principalFromSession, principalNow } from '../auth/service.js';
 import { LiveHub, envelope } from './hub.js';
 import { CLOSE, CONTROL_TYPES, DEVICE_MESSAGE_TYPES, LiveMessage, LiveQuery, type Envelope } from './schemas.js';
 
@@ -63,7 +63,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
       `no role left in the group (DELETE /groups/{group_id}/users/{user_id}) or a role no longer allowed closes the stream with ${CLOSE.forbidden} and the error name as reason (\`NoRole\`, \`SubscribeEventsRoleRequired\`…); a group deleted, ${CLOSE.groupNotFound}; ` +
       'a change of the user\'s teams (PATCH /groups/{group_id}/users/{user_id}) or role re-filters the open stream from its next window, without a message and without closing (the `subscribed` message tells the teams at subscription only): messages about a team no longer the client\'s are not delivered.',
     '**Heartbeat**: the server pings every LIVE_HEARTBEAT_SECONDS (default 30); a client that has not answered the previous ping with a pong (WebSocket clients do it by themselves) is cut. ' +
-      'At each heartbeat, and within seconds of a logout or a revocation, the session or API key of each stream is checked again: a logout, an expired session or a revoked key closes the stream with 4401 (a JWT\'s own expiry is checked at subscription only; the user\'s role and teams are followed as above). Messages a client sends after its credential are ignored (at most 4096 bytes each).',
+      'At each heartbeat, and within seconds of a logout or a revocation, the session or API key of each stream is checked again: a logout, an expired session or a revoked key closes the stream with 4401, as does a JWT past its `exp` (at the first heartbeat after it); a superuser flag removed from the account (or from the creator of the key) is followed like a role (the user\'s role and teams are followed as above). Messages a client sends after its credential are ignored (at most 4096 bytes each).',
     '**Several instances**: each instance LISTENs once on the database channel and fans out to its own clients, so a report stored through any instance reaches the clients of all. Without the upgrade, this URL answers 426 `UpgradeRequired`.',
   ].join('\n\n');
 
@@ -120,8 +120,14 @@ export async function liveRoutes(fastify: FastifyInstance) {
         const scope = await authorizeGroup(ctx, principal, groupId, ACCESS);
         req.principal = principal;
         req.groupScope = scope;
-        // The hub runs the same check again whenever memberships or credentials change.
-        await hub.subscribe(socket, scope, principal, (req.raw.socket as Socket | undefined) ?? null, batch, () => authorizeGroup(ctx, principal, groupId, ACCESS));
+        // The hub runs the same check again whenever memberships or credentials change, with the
+        // credential's principal as it is now (a superuser flag removed, a JWT expired).
+        const standing = async () => {
+          const now = await principalNow(ctx, principal);
+          if (!now) throw errors.unauthenticated('The session ended, the API key was revoked, or the token expired');
+          return authorizeGroup(ctx, now, groupId, ACCESS);
+        };
+        await hub.subscribe(socket, scope, principal, (req.raw.socket as Socket | undefined) ?? null, batch, standing);
       };
       void (async () => {
         const atConnection = await authenticate(req);

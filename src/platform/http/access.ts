@@ -80,8 +80,8 @@ export interface Principal {
   role: Role | null;
   /** Teams an API key is limited to; null = no limit beyond the user's own. */
   teams: readonly string[] | null;
-  /** For a JWT: the issuer and audiences it was verified for. */
-  oidc: { issuer: string; audience: string } | null;
+  /** For a JWT: the issuer and audiences it was verified for, and when it expires (`exp`). */
+  oidc: { issuer: string; audience: string; expiresAt?: Date } | null;
   /**
    * For an API key: who made it and how. A key never carries more than its creator holds in the
    * group at the time of each request (src/domains/auth/bounds.ts, authorizeGroup).
