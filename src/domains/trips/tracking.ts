@@ -186,6 +186,19 @@ export function refreshSoon(ctx: AppContext, groupId: string, trips: readonly Tr
   q.running ??= drain(ctx, q).finally(() => (q.running = undefined));
 }
 
+/**
+ * One round of the refresh after ingest for a group: the dirty trips among `trips` recomputed, in
+ * chunks of REFRESH_CHUNK. A chunk that fails is reported to `onError` (its trips stay marked) and
+ * the next chunks still run; without `onError` the failure is thrown.
+ */
+export async function refreshRound(db: Db, groupId: string, trips: readonly TripRef[], onError?: (err: unknown) => void): Promise<void> {
+  for (let i = 0; i < trips.length; i += REFRESH_CHUNK) {
+    const chunk = trips.slice(i, i + REFRESH_CHUNK);
+    const done = refreshDirty(db, { groupId, dates: [...new Set(chunk.map((t) => t.service_date))], tripIds: [...new Set(chunk.map((t) => t.trip_id))] });
+    await (onError ? done.catch(onError) : done);
+  }
+}
+
 async function drain(ctx: AppContext, q: RefreshQueue): Promise<void> {
   let next = 0;
   while (q.pending.size > 0) {
@@ -195,12 +208,7 @@ async function drain(ctx: AppContext, q: RefreshQueue): Promise<void> {
     const round = [...q.pending];
     q.pending.clear();
     for (const [groupId, byKey] of round) {
-      const trips = [...byKey.values()];
-      for (let i = 0; i < trips.length; i += REFRESH_CHUNK) {
-        const chunk = trips.slice(i, i + REFRESH_CHUNK);
-        await refreshDirty(ctx.db, { groupId, dates: [...new Set(chunk.map((t) => t.service_date))], tripIds: [...new Set(chunk.map((t) => t.trip_id))] })
-          .catch((err: unknown) => ctx.log.warn({ err }, 'trip tracking refresh failed; the worker retries'));
-      }
+      await refreshRound(ctx.db, groupId, [...byKey.values()], (err) => ctx.log.warn({ err }, 'trip tracking refresh failed; the worker retries'));
     }
     const took = Date.now() - started;
     next = started + Math.max(REFRESH_ROUND_MS, took * (1 + REFRESH_REST));
