@@ -122,6 +122,8 @@ export interface FeedsConfig {
   refreshSeconds: number;
   /** A vehicle whose latest position is older than this leaves the feeds. */
   staleVehicleSeconds: number;
+  /** SIRI EstimatedTimetable also carries the journeys whose vehicle is not known yet scheduled to run within this many minutes (0: none). */
+  etHorizonMinutes: number;
 }
 
 export interface PredictionsConfig {
@@ -222,6 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     feeds: {
       refreshSeconds: r.int('FEEDS_REFRESH_SECONDS', { default: 5, min: 1, max: 300 }),
       staleVehicleSeconds: r.int('FEEDS_STALE_VEHICLE_SECONDS', { default: 300, min: 10, max: 86_400 }),
+      etHorizonMinutes: r.int('FEEDS_ET_HORIZON_MINUTES', { default: 60, min: 0, max: 1440 }),
     },
     live: {
       allowedOrigins: r.origins('LIVE_ALLOWED_ORIGINS'),

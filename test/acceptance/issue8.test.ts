@@ -52,12 +52,23 @@ async function outputs() {
   };
 }
 
+/** What ET tells of each journey: monitored, cancelled, and its calls (stop, extra, cancelled). */
+const schedule = (journeys: Record<string, any>) => Object.fromEntries(Object.entries(journeys).map(([id, j]) => [id, {
+  monitored: j.Monitored, cancelled: j.Cancellation ?? null,
+  calls: (list(j.EstimatedCalls?.EstimatedCall) as any[]).map((c) => [c.StopPointRef, c.ExtraCall ?? null, c.Cancellation ?? null]),
+}]));
+const SCHEDULED = {
+  T3: { monitored: 'false', cancelled: null, calls: [['S1', null, null], ['S2', null, null], ['S3', null, null]] },
+  T2: { monitored: 'false', cancelled: null, calls: [['S1', null, null], ['S2', null, null], ['S3', null, null], ['S4', null, null]] },
+};
+
 describe('issue 8: one operator action reaches every output', () => {
   it('a cancellation and a detour show in the stream, GTFS-Realtime and SIRI within one refresh, and nowhere after they end', async () => {
     // The feeds are being served (cached) before the operator acts.
     const before = await outputs();
     expect(before.tripUpdates).toEqual({});
-    expect(before.journeys).toEqual({});
+    // SIRI ET tells the journeys scheduled within its horizon (60 min) whose vehicle is not known, as not monitored: T3 (08:30) and T2 (09:00).
+    expect(schedule(before.journeys)).toEqual(SCHEDULED);
 
     const day = { start_date: '2026-03-10', end_date: '2026-03-10' };
     const cancel = await putUpdate(f, { update_id: 'cancel-T1', kind: 'cancel', trip_id: 'T1', ...day, message: { header: 'Trip cancelled', cause: 'STRIKE' } });
@@ -102,7 +113,8 @@ describe('issue 8: one operator action reaches every output', () => {
     // T1 runs again as scheduled: nothing was recorded and its end (08:20) is 15 minutes past, so not done.
     expect(after).toEqual({
       trips: { T1: { status: 'not_done', cancelled: false, detour: null, skipped: [] }, T2: { status: 'scheduled', cancelled: false, detour: null, skipped: [] } },
-      tripUpdates: {}, alerts: [], modifications: [], journeys: {}, situations: [],
+      tripUpdates: {}, alerts: [], modifications: [], journeys: after.journeys, situations: [],
     });
+    expect(schedule(after.journeys)).toEqual(SCHEDULED);
   });
 });

@@ -3,6 +3,7 @@
  * a clock at 08:35 local (07:35Z), and helpers to read the feeds decoded with the bindings.
  */
 import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
+import type { Config } from '../../src/config.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { importZip, minimalZip } from '../helpers/gtfs.js';
@@ -27,9 +28,9 @@ export interface FeedFixture {
   clock: ReturnType<typeof fixedClock>;
 }
 
-export async function feedFixture(): Promise<FeedFixture> {
+export async function feedFixture(o: { config?: Partial<Config> } = {}): Promise<FeedFixture> {
   const clock = fixedClock('2026-03-10T07:35:00Z');
-  const t = await setup({ clock });
+  const t = await setup({ clock, ...(o.config ? { config: o.config } : {}) });
   const g = await newGroup(t);
   const op = await newUser(t, { groupId: g, role: 'operator' });
   await importZip(t, g, minimalZip({ 'stops.txt': STOPS, 'trips.txt': TRIPS, 'stop_times.txt': STOP_TIMES, 'shapes.txt': SHAPES }), { publish: true });

@@ -214,6 +214,23 @@ describe('prediction model', () => {
     }
   });
 
+  it('a journey whose vehicle is not known, within the schedule horizon, is predicted from its scheduled departure with the learned running times (S3 within 30 s of the 3-minute-slower truth); beyond the horizon it is not', async () => {
+    await buildModel(t.db, g, at(h(5)), { historyDays: 28, bandSeconds: 3600 });
+    // 07:45, nothing reported on T08 (08:00) nor on its block: leaving S1 on time, the truth is S2 08:05, S3 08:13, S4 08:18.
+    const now = at(h(7, 45));
+    const within = await predictTrips(t.ctx, g, DAY, { now, scheduleHorizonSeconds: 20 * 60 });
+    const t08 = within.find((p) => p.trip_id === 'T08')!;
+    expect(t08).toMatchObject({ from_trip_id: null, vehicle_ids: [] });
+    expect(t08.stops.map((s) => s.stop_id)).toEqual(['S1', 'S2', 'S3', 'S4']);
+    expect(ofDay(t08.stops[0]!.departure_at)).toBe(h(8));
+    const truthAt = [h(8, 5), h(8, 13), h(8, 18)];
+    t08.stops.slice(1).forEach((s, i) => expect(Math.abs(ofDay(s.departure_at) - truthAt[i]!)).toBeLessThanOrEqual(30));
+    // U08 (08:17) is the next trip of T08's block, but no vehicle is known: as far ahead, not within 20 minutes.
+    expect(within.map((p) => p.trip_id).sort()).toEqual(['T08']);
+    expect((await predictTrips(t.ctx, g, DAY, { now, scheduleHorizonSeconds: 10 * 60 })).map((p) => p.trip_id)).toEqual([]);
+    expect(await predictTrips(t.ctx, g, DAY, { now })).toEqual([]);
+  });
+
   it('regression: a trip tracked on stops its timetable lacks (another version) gets no prediction, and its trip object still answers', async () => {
     // Passed its stop 5 (S9), which the timetable in force does not have.
     await seedTrip(DAY, 'T10', [h(10), h(10, 5), h(10, 10), h(10, 15), h(10, 20), null], { stops: ['S1', 'S2', 'S3', 'S4', 'S9', 'S8'] });

@@ -99,6 +99,7 @@ export class FeedCache {
       const net = await networkNow(this.ctx.db, groupId, now, {
         staleVehicleSeconds: this.ctx.config.feeds.staleVehicleSeconds,
         predictions: this.ctx.config.predictions,
+        scheduleHorizonSeconds: this.ctx.config.feeds.etHorizonMinutes * 60,
         memo: this.memo,
         ...(pause ? { pause: () => pause(groupId) } : {}),
       });

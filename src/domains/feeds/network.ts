@@ -65,7 +65,10 @@ export interface FeedTrip {
   stops: ScheduledStopTime[];
   overlay: TripOverlay;
   delay: ObservedDelay | null;
-  /** The predicted times at the stops ahead (a trip in progress, or a next trip of its block). */
+  /**
+   * The predicted times at the stops ahead: a trip in progress, a next trip of its block, or a trip
+   * of the schedule horizon whose vehicle is not known yet (`from_trip_id` null: SIRI only).
+   */
   prediction: TripPrediction | null;
   /** When the vehicle's progress was last observed (the trip it runs now), at most the snapshot's time. */
   observed_at: Date | null;
@@ -108,6 +111,12 @@ export interface ObservedDelay {
   at: Date;
 }
 
+/**
+ * Whether what the feeds tell of a trip comes from its vehicle (SIRI Monitored; GTFS-Realtime
+ * publishes only these): a delay observed, or a prediction from a vehicle in progress.
+ */
+export const monitored = (ft: Pick<FeedTrip, 'delay' | 'prediction'>) => ft.delay !== null || (ft.prediction !== null && ft.prediction.from_trip_id !== null);
+
 /** Trip instance key: trip_id, and start time for a frequency instance. */
 export const instanceKey = (tripId: string, startTime: string | null) => `${tripId}@${startTime ?? ''}`;
 
@@ -124,8 +133,26 @@ export const placeId = (p: Place, updateId: string, n: number) => p.stop_id ?? `
  */
 export class ScheduleMemo {
   private static readonly MAX_REMEMBERED = 20_000;
+  private static readonly MAX_DAYS = 16;
   private readonly stopTimes = new Map<string, StoredStopTimes | null>();
   private readonly shapes = new Map<string, ShapePoint[]>();
+  private readonly days = new Map<string, ServiceDay>();
+
+  /**
+   * The whole schedule of a service date (tripsOnServiceDate): the same for a given GTFS version,
+   * so read once per version and date (the version in force is asked each time: one query).
+   */
+  async dayOf(db: Queryable, groupId: string, timezone: string, date: string): Promise<ServiceDay> {
+    const gtfsId = await versionInForce(db, groupId, date);
+    const key = `${groupId}\n${timezone}\n${gtfsId}\n${date}`;
+    const known = this.days.get(key);
+    if (known) return known;
+    const day = await tripsOnServiceDate(db, groupId, date, gtfsId === null ? {} : { gtfsId });
+    // A few dates per group (yesterday and today): the oldest go.
+    if (this.days.size >= ScheduleMemo.MAX_DAYS) this.days.delete(this.days.keys().next().value!);
+    if (day.timezone === timezone) this.days.set(key, day);
+    return day;
+  }
 
   async stopTimesOf(db: Queryable, groupId: string, gtfsId: string, tripIds: readonly string[]): Promise<Map<string, StoredStopTimes>> {
     const key = (t: string) => `${groupId}\n${gtfsId}\n${t}`;
@@ -169,7 +196,11 @@ export async function networkNow(
   db: Db,
   groupId: string,
   now: Date,
-  o: { staleVehicleSeconds: number; predictions: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>; memo?: ScheduleMemo; pause?: () => Promise<void> },
+  o: {
+    staleVehicleSeconds: number; predictions: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>; memo?: ScheduleMemo; pause?: () => Promise<void>;
+    /** SIRI ET's horizon (FEEDS_ET_HORIZON_MINUTES, in seconds): also the trips whose vehicle is not known scheduled within it. */
+    scheduleHorizonSeconds?: number;
+  },
 ): Promise<NetworkNow> {
   const memo = o.memo ?? new ScheduleMemo();
   const tz = (await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]))[0]!.timezone;
@@ -184,7 +215,7 @@ export async function networkNow(
   for (const date of dates) {
     const updates = await updatesInForce(db, groupId, date);
     for (const u of updates) net.updates.push({ service_date: date, update: u });
-    const live = await liveOf(db, groupId, date, now, o.predictions, memo);
+    const live = await liveOf(db, groupId, tz, date, now, o.predictions, memo, o.scheduleHorizonSeconds ?? 0);
     net.trips.push(...(await tripsOf(db, groupId, tz, date, updates, delays.get(date)!, live, now, memo)));
   }
   await o.pause?.();
@@ -202,15 +233,21 @@ interface LiveDate {
 
 /**
  * One prediction for the whole network of a date (predictTrips on the tracking and schedule read
- * here, the stop times through the memo), shared by every feed built from the snapshot.
+ * here, the stop times and the day's schedule through the memo), shared by every feed built from
+ * the snapshot: the trips in progress, the next trips of their blocks and, within
+ * `horizonSeconds`, the trips whose vehicle is not known yet.
  */
-async function liveOf(db: Db, groupId: string, date: string, now: Date, cfg: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>, memo: ScheduleMemo): Promise<LiveDate> {
+async function liveOf(
+  db: Db, groupId: string, tz: string, date: string, now: Date, cfg: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>, memo: ScheduleMemo, horizonSeconds: number,
+): Promise<LiveDate> {
   const tracking = await trackingOf(db, groupId, date, undefined, { now, open: true });
   const live: LiveDate = { schedule: null, tracking: new Map(tracking.map((t) => [t.trip_id, t])), predictions: new Map() };
-  if (!tracking.some((t) => t.status === 'in_progress')) return live;
-  live.schedule = await tripsOnServiceDate(db, groupId, date);
+  if (horizonSeconds <= 0 && !tracking.some((t) => t.status === 'in_progress')) return live;
+  live.schedule = await memo.dayOf(db, groupId, tz, date);
   const ctx = { db, clock: { now: () => now }, config: { predictions: cfg } };
-  const predicted = await predictTrips(ctx, groupId, date, { tracking, schedule: live.schedule, now, stopTimes: (gtfsId, ids) => memo.stopTimesOf(db, groupId, gtfsId, ids) });
+  const predicted = await predictTrips(ctx, groupId, date, {
+    tracking, schedule: live.schedule, now, stopTimes: (gtfsId, ids) => memo.stopTimesOf(db, groupId, gtfsId, ids), scheduleHorizonSeconds: horizonSeconds,
+  });
   for (const p of predicted) live.predictions.set(p.trip_id, p);
   return live;
 }
@@ -265,7 +302,7 @@ async function tripsOf(
     if (!overlay.cancelled && overlay.skipped.size === 0 && overlay.moved.size === 0 && overlay.added.length === 0 && !overlay.detour && !delay && !prediction) continue;
     const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
     const tracked = trip.frequency ? undefined : live.tracking.get(trip.trip_id);
-    const observed = prediction ? observedAt(live.tracking.get(prediction.from_trip_id), now) : delay ? new Date(Math.min(delay.at.getTime(), now.getTime())) : null;
+    const observed = prediction?.from_trip_id ? observedAt(live.tracking.get(prediction.from_trip_id), now) : delay ? new Date(Math.min(delay.at.getTime(), now.getTime())) : null;
     out.push({
       key, service_date: date, trip, gtfs_id: gtfsId, stops, overlay, delay, prediction, observed_at: observed,
       calls: callsOf(stops, overlay, delay, prediction ? { prediction, tracked } : null), shape_id: overlay.detour ? trip.shape_id : null,

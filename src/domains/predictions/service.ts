@@ -12,7 +12,7 @@ import { serviceDayStart } from '../../platform/time.js';
 import { storedStopTimes, tripsOnServiceDate, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel, segmentKey } from './model.js';
-import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
+import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
 
 export interface PredictedStopTime {
   stop_id: string;
@@ -28,8 +28,12 @@ export interface TripPrediction {
   trip_id: string;
   service_date: string;
   block_id: string | null;
-  /** The trip in progress whose vehicle will run this one (itself, or an earlier trip of the block). */
-  from_trip_id: string;
+  /**
+   * The trip in progress whose vehicle will run this one (itself, or an earlier trip of the
+   * block); null for a trip of the schedule horizon whose vehicle is not known (no report on it
+   * nor on an earlier trip of its block): predicted from its scheduled departure.
+   */
+  from_trip_id: string | null;
   vehicle_ids: string[];
   /** The stops ahead, in order. */
   stops: PredictedStopTime[];
@@ -50,6 +54,12 @@ export const BLOCK_HORIZON_SECONDS = 3 * 3600;
  * when given) and of the next trips of their blocks within three hours. `tracking`: the caller's
  * trackingOf answer for the date, and `schedule` its tripsOnServiceDate answer, when it has them
  * already (the feeds do), so they are read once; `stopTimes` its reader of stored stop times.
+ *
+ * `scheduleHorizonSeconds` (SIRI EstimatedTimetable's horizon): also every timetable trip of the
+ * date whose vehicle is not known (nothing recorded on it, not a next trip of a block in
+ * progress) and whose scheduled run overlaps [now, now + horizon]: predicted from its scheduled
+ * departure (the learned running times, else the schedule's), not held to now, as nothing says
+ * where its vehicle is (`from_trip_id` null, no vehicle).
  */
 export async function predictTrips(
   ctx: PredictionContext,
@@ -59,13 +69,15 @@ export async function predictTrips(
     tripIds?: readonly string[]; tracking?: readonly TripTracking[]; schedule?: ServiceDay; now?: Date;
     /** The caller's reader of stored stop times (the feeds' memo), else one query. */
     stopTimes?: (gtfsId: string, tripIds: readonly string[]) => Promise<Map<string, StoredStopTimes>>;
+    scheduleHorizonSeconds?: number;
   } = {},
 ): Promise<TripPrediction[]> {
   const { db } = ctx;
   const now = o.now ?? ctx.clock.now();
   const tracking = o.tracking ?? (await trackingOf(db, groupId, serviceDate, o.tripIds, { now }));
   const running = tracking.filter((t) => t.status === 'in_progress' && (!o.tripIds || o.tripIds.includes(t.trip_id)));
-  if (running.length === 0) return [];
+  const horizonS = o.scheduleHorizonSeconds ?? 0;
+  if (running.length === 0 && horizonS <= 0) return [];
 
   const day = o.schedule ?? (await tripsOnServiceDate(db, groupId, serviceDate));
   if (day.gtfsId === null) return [];
@@ -95,40 +107,59 @@ export async function predictTrips(
     }
     chains.push({ live, trips });
   }
-  if (chains.length === 0) return [];
+  // The schedule horizon: trips whose vehicle is not known, each a chain of its own.
+  const chained = new Set(chains.flatMap((c) => c.trips.map((t) => t.trip_id)));
+  let unknown = horizonS <= 0 ? [] : [...byId.values()].filter((t) =>
+    !started.has(t.trip_id) && !chained.has(t.trip_id) && (!o.tripIds || o.tripIds.includes(t.trip_id)) && t.last_arrival >= nowS && t.first_departure <= nowS + horizonS);
+  if (unknown.length > 0) {
+    // The caller's tracking may hold the open trips only: a trip already over (trip_end reported) is not one to come.
+    const recorded = new Set((await db.query<{ trip_id: string }>(
+      'SELECT trip_id FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND trip_id = ANY($3::text[])',
+      [groupId, serviceDate, unknown.map((t) => t.trip_id)],
+    )).map((r) => r.trip_id));
+    unknown = unknown.filter((t) => !recorded.has(t.trip_id));
+  }
+  if (chains.length === 0 && unknown.length === 0) return [];
 
   const readStopTimes = o.stopTimes ?? ((gtfsId: string, ids: readonly string[]) => storedStopTimes(db, groupId, gtfsId, ids));
-  const stored = await readStopTimes(day.gtfsId, [...new Set(chains.flatMap((c) => c.trips.map((t) => t.trip_id)))]);
+  const all = [...chains.flatMap((c) => c.trips), ...unknown];
+  const stored = await readStopTimes(day.gtfsId, [...new Set(all.map((t) => t.trip_id))]);
   const dayType = (await dayTypesOf(db, groupId, [serviceDate])).get(serviceDate)!;
   const keyOf = (t: ScheduledTrip) => patternKey(t.route_id, t.direction_id);
-  const horizon = Math.max(...chains.flatMap((c) => c.trips.map((t) => t.last_arrival)));
-  const earliest = Math.min(nowS, ...chains.map((c) => c.trips[0]!.first_departure));
-  const model = await loadModel(db, groupId, { patternKeys: [...new Set(chains.flatMap((c) => c.trips.map(keyOf)))], dayType, from: earliest - 3600, to: Math.max(horizon, nowS) + 3600 });
+  const horizon = Math.max(...all.map((t) => t.last_arrival));
+  const earliest = Math.min(nowS, ...all.map((t) => t.first_departure));
+  const model = await loadModel(db, groupId, { patternKeys: [...new Set(all.map(keyOf))], dayType, from: earliest - 3600, to: Math.max(horizon, nowS) + 3600 });
   const cfg = ctx.config.predictions;
   const lookup: SegmentLookup = (q) => (model ? model.segments.get(segmentKey(q.pattern_key, q.from_stop_id, q.to_stop_id, Math.floor(q.at / model.bandSeconds))) : undefined);
 
+  const plannedOf = (t: ScheduledTrip): PlannedTrip => ({
+    trip_id: t.trip_id,
+    pattern_key: keyOf(t),
+    stops: (stored.get(t.trip_id)?.stops ?? []).map((s) => ({ stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival: s.arrival_time, departure: s.departure_time })),
+  });
+  const opts = { lookup, minSamples: cfg.minSamples, minLayoverSeconds: cfg.minLayoverSeconds };
+  const stopsOf = (p: PredictedTrip) => p.stops.map((s) => ({
+    stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival_at: new Date(dayStart + s.arrival * 1000), departure_at: new Date(dayStart + s.departure * 1000),
+    uncertainty_seconds: s.uncertainty, basis: s.basis,
+  }));
+
   const out = new Map<string, TripPrediction>();
   for (const { live, trips } of chains) {
-    const planned: PlannedTrip[] = trips.map((t) => ({
-      trip_id: t.trip_id,
-      pattern_key: keyOf(t),
-      stops: (stored.get(t.trip_id)?.stops ?? []).map((s) => ({ stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival: s.arrival_time, departure: s.departure_time })),
-    }));
+    const planned = trips.map(plannedOf);
     const state = liveState(live, secondsOf);
     // Tracking made on another version of the timetable may name stops this one lacks: no prediction then.
     if (state.kind !== 'at_terminal' && !planned[0]!.stops.some((s) => s.stop_sequence === state.stop_sequence)) continue;
-    const predicted = predictBlock(planned, state, { now: nowS, lookup, minSamples: cfg.minSamples, minLayoverSeconds: cfg.minLayoverSeconds });
+    const predicted = predictBlock(planned, state, { now: nowS, ...opts });
     predicted.forEach((p, i) => {
       // A trip's own live state beats a prediction through its block.
       if (i > 0 && out.has(p.trip_id)) return;
-      out.set(p.trip_id, {
-        trip_id: p.trip_id, service_date: serviceDate, block_id: trips[i]!.block_id, from_trip_id: live.trip_id, vehicle_ids: live.vehicle_ids,
-        stops: p.stops.map((s) => ({
-          stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival_at: new Date(dayStart + s.arrival * 1000), departure_at: new Date(dayStart + s.departure * 1000),
-          uncertainty_seconds: s.uncertainty, basis: s.basis,
-        })),
-      });
+      out.set(p.trip_id, { trip_id: p.trip_id, service_date: serviceDate, block_id: trips[i]!.block_id, from_trip_id: live.trip_id, vehicle_ids: live.vehicle_ids, stops: stopsOf(p) });
     });
+  }
+  for (const t of unknown) {
+    // From the scheduled departure: "now" is the trip's start, so nothing is held to the clock.
+    const [p] = predictBlock([plannedOf(t)], { kind: 'at_terminal' }, { now: t.first_departure, ...opts });
+    if (p && p.stops.length > 0 && !out.has(t.trip_id)) out.set(t.trip_id, { trip_id: t.trip_id, service_date: serviceDate, block_id: t.block_id, from_trip_id: null, vehicle_ids: [], stops: stopsOf(p) });
   }
   return [...out.values()];
 }

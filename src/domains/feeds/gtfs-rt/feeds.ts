@@ -59,10 +59,11 @@ function tripUpdate(ft: FeedTrip): ITripUpdate {
       const arrival = c.expected_arrival_at ?? c.arrival_at;
       const departure = c.expected_departure_at ?? c.departure_at;
       if (replacements.has(c)) updates.push({ stopId: c.stop_id, ...(arrival ? { arrival: { time: secs(arrival) } } : {}), ...(departure ? { departure: { time: secs(departure) } } : {}) });
-    } else if (ft.prediction && modifications.length === 0) {
+    } else if (ft.prediction?.from_trip_id && modifications.length === 0) {
       // Every stop ahead with its predicted times; stops passed are left out (MobilityData: only
       // future stops, consumers need nothing else; the observed delay stays in TripUpdate.delay).
-      // A modified trip carries the times of its replacement stops only (above).
+      // A modified trip carries the times of its replacement stops only (above). A trip whose
+      // vehicle is not known yet (SIRI's horizon) is not told here: consumers read the schedule.
       if (!c.passed && c.expected_arrival_at && c.expected_departure_at) {
         const uncertainty = c.uncertainty_seconds ?? 0;
         updates.push({ stopSequence: c.stop_sequence!, stopId: c.stop_id, arrival: { time: secs(c.expected_arrival_at), uncertainty }, departure: { time: secs(c.expected_departure_at), uncertainty } });

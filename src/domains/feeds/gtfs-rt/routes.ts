@@ -14,8 +14,10 @@ const ABOUT: Record<FeedName, { operationId: string; summary: string; descriptio
     operationId: 'gtfsRtTripUpdates',
     summary: 'GTFS-Realtime TripUpdates',
     description:
-      'Trips of the current service date (and of the previous one while they run): every trip in progress (a vehicle reported on it and it is not over), on time or not, ' +
-      `the next trips of its block starting within ${BLOCK_HORIZON_SECONDS / 3600} hours, and the trips an update in force or a reported delay concerns. ` +
+      'Trips of the current service date (and of the previous one while they run) whose vehicle is known: every trip in progress (a vehicle reported on it and it is not over: ' +
+      'including a trip about to start whose vehicle reported it while laying over at its first stop, predicted to leave at its scheduled departure at the earliest), on time or not, ' +
+      `the next trips of its block starting within ${BLOCK_HORIZON_SECONDS / 3600} hours; and the trips an update in force or a reported delay concerns. ` +
+      'A trip whose vehicle is not known yet has no trip update (consumers read the schedule; SIRI EstimatedTimetable lists those within FEEDS_ET_HORIZON_MINUTES as not monitored). ' +
       'Predicted trips (docs/predictions.md: one computation per refresh, shared with SIRI and the trip object): a stop time update for every stop ahead with `arrival.time`, `departure.time` and their `uncertainty` (seconds); ' +
       'stops already passed are left out; stop_sequence strictly increasing, times never decreasing; `delay` is the delay observed at the last stop passed when known; ' +
       '`timestamp` is when the vehicle was last seen at a stop (for a next trip of a block, on the trip it runs now), never later than the header timestamp. ' +

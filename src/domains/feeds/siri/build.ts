@@ -11,7 +11,7 @@ import { addDays, serviceDayStart } from '../../../platform/time.js';
 import type { RouteInfo, StopInfo } from '../../gtfs/service-days.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
 import { alertUpdates } from '../gtfs-rt/feeds.js';
-import type { Call, FeedTrip, FeedVehicle, NetworkNow } from '../network.js';
+import { monitored, type Call, type FeedTrip, type FeedVehicle, type NetworkNow } from '../network.js';
 
 export const SIRI_NS = 'http://www.siri.org.uk/siri';
 export const SIRI_VERSION = '2.1';
@@ -79,7 +79,7 @@ export function estimatedTimetable(net: NetworkNow, producer: string, o: { lineR
       Cancellation: ft.overlay.cancelled ? true : undefined,
       DestinationName: ft.trip.headsign ?? undefined,
       SituationRef: refs.length > 0 ? refs.map((r) => ({ SituationSimpleRef: r })) : undefined,
-      Monitored: ft.delay !== null || ft.prediction !== null,
+      Monitored: monitored(ft),
       EstimatedCalls: ft.overlay.cancelled ? undefined : { EstimatedCall: ft.calls.map((c, i) => estimatedCall(c, i + 1, tz)) },
       IsCompleteStopSequence: ft.overlay.cancelled ? undefined : true,
     };

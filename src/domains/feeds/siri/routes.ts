@@ -32,9 +32,13 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
 
   app.get('/groups/:group_id/siri/estimated-timetable', {
     schema: op(
-      base('siriEstimatedTimetable', 'SIRI EstimatedTimetable', `The journeys of the current service date (and the previous one while they run): every journey in progress (on time or not), the next journeys of its block starting within ${BLOCK_HORIZON_SECONDS / 3600} hours, and those an update or a reported delay concerns. ` +
+      base('siriEstimatedTimetable', 'SIRI EstimatedTimetable', `The journeys of the current service date (and the previous one while they run): every journey in progress (on time or not), every timetable journey scheduled to run within the horizon ` +
+      '(its scheduled run, first departure to last arrival, overlaps [now, now + FEEDS_ET_HORIZON_MINUTES], default 60 minutes; 0 turns it off), whether or not its vehicle is known, ' +
+      `the next journeys of the block of a journey in progress starting within ${BLOCK_HORIZON_SECONDS / 3600} hours, and those an update or a reported delay concerns. ` +
       'A cancelled journey (Cancellation); every call in order with aimed and expected times: ExpectedArrivalTime/ExpectedDepartureTime at the calls ahead are the predicted ones (the same computation as GTFS-Realtime TripUpdates, docs/predictions.md), at the calls passed the observed ones; ' +
-      'a journey with a delay and no prediction: aimed plus the delay. Monitored: true for a predicted or delayed journey. Calls left out (Cancellation, status cancelled) and extra calls (ExtraCall), the SituationRef of its situations. Filter: LineRef. No journey: 204 No Content (the schema allows no empty delivery).'),
+      'a journey whose vehicle is known (it reported on it, or runs an earlier journey of its block: block propagation) is Monitored true; a journey whose vehicle is not known yet is Monitored false, its expected times predicted from its scheduled departure ' +
+      '(the running times learned from the history, else the schedule: with no history, expected = aimed), not held to the clock (nothing says where its vehicle is); it is not in GTFS-Realtime TripUpdates. ' +
+      'A journey with a delay and no prediction (a frequency trip): aimed plus the delay, Monitored true. Frequency journeys without a report are not listed. Calls left out (Cancellation, status cancelled) and extra calls (ExtraCall), the SituationRef of its situations. Filter: LineRef. No journey: 204 No Content (the schema allows no empty delivery).'),
       { params: GroupParams, querystring: Type.Object({ LineRef: Type.Optional(Ref('Only this line (route_id).')) }), response: { ...XmlResponse, 204: { description: 'No journey to tell: the SIRI 2.1 schema requires at least one journey in an EstimatedTimetableDelivery', type: 'null' } } },
     ),
   }, async (req, reply) => {

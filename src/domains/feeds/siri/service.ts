@@ -4,7 +4,7 @@ import { addDays, localDate } from '../../../platform/time.js';
 import { publishedGtfsId } from '../../gtfs/publications.js';
 import { routesOf, stopsOf, tripsOnServiceDate, versionInForce, type RouteInfo, type StopInfo } from '../../gtfs/service-days.js';
 import { atSeconds } from '../../gtfs/time.js';
-import { instanceKey, type Call, type NetworkNow } from '../network.js';
+import { instanceKey, monitored, type Call, type NetworkNow } from '../network.js';
 import type { StopVisit } from './build.js';
 
 /**
@@ -42,7 +42,7 @@ export async function stopVisits(db: Queryable, net: NetworkNow, stopId: string,
           departure_at: atSeconds(day.dayStart, r.departure_time === null ? null : r.departure_time + shift),
           expected_arrival_at: null, expected_departure_at: null, uncertainty_seconds: null, passed: false,
         };
-        visits.push({ trip, service_date: date, call, order: (snapshot?.calls.indexOf(call) ?? -1) + 1 || r.stop_sequence, cancelled: snapshot?.overlay.cancelled ?? false, monitored: !!(snapshot?.delay ?? snapshot?.prediction) });
+        visits.push({ trip, service_date: date, call, order: (snapshot?.calls.indexOf(call) ?? -1) + 1 || r.stop_sequence, cancelled: snapshot?.overlay.cancelled ?? false, monitored: snapshot ? monitored(snapshot) : false });
       }
     }
   }
@@ -50,7 +50,7 @@ export async function stopVisits(db: Queryable, net: NetworkNow, stopId: string,
   for (const ft of net.trips) {
     if (o.lineRef !== undefined && ft.trip.route_id !== o.lineRef) continue;
     ft.calls.forEach((c, i) => {
-      if (c.status === 'added' && c.stop_id === stopId) visits.push({ trip: ft.trip, service_date: ft.service_date, call: c, order: i + 1, cancelled: ft.overlay.cancelled, monitored: !!(ft.delay ?? ft.prediction) });
+      if (c.status === 'added' && c.stop_id === stopId) visits.push({ trip: ft.trip, service_date: ft.service_date, call: c, order: i + 1, cancelled: ft.overlay.cancelled, monitored: monitored(ft) });
     });
   }
   const when = (v: StopVisit) => (v.call.expected_departure_at ?? v.call.departure_at ?? v.call.expected_arrival_at ?? v.call.arrival_at)?.getTime() ?? 0;
