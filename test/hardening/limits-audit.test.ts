@@ -245,12 +245,14 @@ describe('no request timeout: a slow body stayed open (audit 9d)', () => {
     expect(() => loadConfig({ REQUEST_TIMEOUT_SECONDS: '0' })).toThrow(/REQUEST_TIMEOUT_SECONDS/);
   });
 
-  it('a request whose body never completes is answered 408 or closed', async () => {
+  it('a request whose body never completes is answered 408, with the security headers every answer carries', async () => {
     const port = await listening();
     const c = rawClient(port);
     c.socket.write('POST /api/v4/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"email": "slow');
     await waitFor('the server to answer 408 or close', () => c.state.ended || /RequestTimeout/.test(c.state.data));
     expect(c.state.data).toMatch(/^HTTP\/1\.1 408 .*"code":"RequestTimeout"/s);
+    const head = c.state.data.split('\r\n\r\n')[0]!.toLowerCase();
+    for (const name of ['content-security-policy', 'x-content-type-options: nosniff', 'strict-transport-security', 'referrer-policy: no-referrer', 'cache-control: no-store', 'x-request-id']) expect(head).toContain(name);
     c.socket.destroy();
   });
 

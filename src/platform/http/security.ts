@@ -152,10 +152,12 @@ export async function securityPlugin(app: FastifyInstance, config: Config): Prom
 function bodyTimeout(app: FastifyInstance, config: Config, uploads: ReadonlySet<string>): void {
   const ms = config.timeouts.requestMs;
   const detail = `The request body did not arrive within ${ms / 1000} s (REQUEST_TIMEOUT_SECONDS)`;
-  const answer = (() => {
+  // Written on the socket, past Fastify: the headers every other answer carries are written here.
+  const headers = Object.entries({ ...securityHeaders(), 'cache-control': 'no-store' }).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const answer = (requestId: string) => {
     const body = JSON.stringify({ detail, code: 'RequestTimeout' });
-    return `HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-  })();
+    return `HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n${headers}x-request-id: ${requestId}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  };
   app.addHook('onRequest', (req, reply, done) => {
     const raw = req.raw;
     const sendsBody = raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
@@ -164,7 +166,7 @@ function bodyTimeout(app: FastifyInstance, config: Config, uploads: ReadonlySet<
         const socket = raw.socket as Socket | null;
         if (raw.complete || reply.raw.headersSent || !socket || socket.destroyed) return;
         req.log.info({ timeout_ms: ms }, 'request body timed out');
-        socket.write(answer);
+        socket.write(answer(String(req.id)));
         socket.destroySoon();
       }, ms);
       timer.unref();
