@@ -3,8 +3,8 @@
  * simulated truth, side by side with a naive baseline (the current delay held constant to the end
  * of the trip).
  *
- * The demo network's GTFS is imported and published; a traffic model makes realistic weekdays of
- * its timetable trips: per-segment congestion by hour band (a 7–9 h peak, strong on about a third
+ * The demo network's GTFS is imported and published; the simulator's traffic model
+ * (src/domains/simulate/traffic.ts, the hub as its busy stop) makes realistic weekdays of its timetable trips: per-segment congestion by hour band (a 7–9 h peak, strong on about a third
  * of the segments), a day-to-day factor, dwell by stop and hour (longer at the hub and at peak),
  * late starts, random incidents on the way (2–8 min), holding at timepoints when early, and the
  * next trip of a block starting no earlier than the vehicle's arrival plus a layover. Several past
@@ -43,7 +43,8 @@ import { buildApp } from '../src/app.js';
 import { testConfig } from '../src/config.js';
 import { demoFeedZip } from '../src/domains/demo/feed.js';
 import { DEFAULT_SEED, generateNetwork, serviceOf, type DemoTrip } from '../src/domains/demo/network.js';
-import { between, normal, rngOf } from '../src/domains/demo/random.js';
+import { rngOf } from '../src/domains/demo/random.js';
+import { TrafficModel } from '../src/domains/simulate/traffic.js';
 import { importGtfs } from '../src/domains/gtfs/import/importer.js';
 import { createGroup } from '../src/domains/groups/service.js';
 import { createApiKey, hostPrincipal, wholeGroup } from '../src/domains/auth/service.js';
@@ -86,28 +87,9 @@ const net = generateNetwork(SEED);
 const TZ = net.timezone;
 const routes = args.routes ? new Set(args.routes.split(',')) : null;
 
-// ---- The traffic model (the simulated truth) ------------------------------------------------
+// ---- The traffic model (the simulated truth): src/domains/simulate/traffic.ts, the hub as its busy stop ----
 
-/** The congestion multiplier of the running time of a segment leaving at `s` seconds of the day. */
-function congestion(from: string, to: string, s: number): number {
-  const r = rngOf(SEED, 'segment', from, to);
-  const hot = r() < 0.35;
-  const peak = hot ? between(r, 1.25, 1.7) : between(r, 1.0, 1.12);
-  const offPeak = between(r, 0.9, 1.0);
-  const h = s / 3600;
-  if (h >= 7 && h < 9) return peak;
-  if ((h >= 6.5 && h < 7) || (h >= 9 && h < 9.5)) return (peak + offPeak) / 2;
-  if (h >= 16.5 && h < 19) return (peak + offPeak) / 2;
-  return offPeak;
-}
-
-/** The typical dwell at a stop at `s` seconds of the day. */
-function dwellAt(stopId: string, s: number): number {
-  const r = rngOf(SEED, 'dwell', stopId);
-  const base = between(r, 12, 35) * (stopId === net.hubStop ? 2.5 : 1);
-  const h = s / 3600;
-  return base * (h >= 7 && h < 9 ? 1.6 : 1);
-}
+const traffic = new TrafficModel({ seed: SEED, busyStops: new Set([net.hubStop]), layoverSeconds: LAYOVER_S });
 
 interface Truth {
   trip: DemoTrip;
@@ -123,37 +105,12 @@ function tripsOf(date: string): DemoTrip[] {
 }
 
 function simulateDay(date: string): Map<string, Truth> {
-  const dayR = rngOf(SEED, 'day', date);
-  const dayFactor = Math.min(1.15, Math.max(0.9, normal(dayR, 1, 0.04)));
-  const out = new Map<string, Truth>();
-  const blockEnd = new Map<string, number>();
-  const trips = tripsOf(date).sort((a, b) => a.stop_times[0]!.departure - b.stop_times[0]!.departure);
-  for (const trip of trips) {
-    const r = rngOf(SEED, 'trip', date, trip.trip_id);
-    const st = trip.stop_times;
-    const lateStart = r() < 0.05 ? between(r, 300, 900) : 0;
-    let start = st[0]!.departure + Math.max(-20, normal(r, 40, 50)) + lateStart;
-    const ready = trip.block_id ? blockEnd.get(trip.block_id) : undefined;
-    if (ready !== undefined) start = Math.max(start, ready + LAYOVER_S);
-    const arrival = [start];
-    const passing = [start];
-    for (let i = 1; i < st.length; i++) {
-      const scheduled = Math.max(30, st[i]!.arrival - st[i - 1]!.departure);
-      const noise = Math.min(1.5, Math.max(0.8, normal(r, 1, 0.08)));
-      const incident = r() < 0.01 ? between(r, 120, 480) : 0;
-      const arrive = passing[i - 1]! + scheduled * congestion(st[i - 1]!.stop_id, st[i]!.stop_id, passing[i - 1]!) * dayFactor * noise + incident;
-      arrival.push(arrive);
-      if (i === st.length - 1) passing.push(arrive);
-      else {
-        let depart = arrive + dwellAt(st[i]!.stop_id, arrive) * Math.min(3, Math.max(0.3, normal(r, 1, 0.3)));
-        if (st[i]!.timepoint) depart = Math.max(depart, st[i]!.departure);
-        passing.push(depart);
-      }
-    }
-    if (trip.block_id) blockEnd.set(trip.block_id, passing[passing.length - 1]!);
-    out.set(trip.trip_id, { trip, arrival: arrival.map(Math.round), passing: passing.map(Math.round) });
-  }
-  return out;
+  const trips = new Map(tripsOf(date).map((t) => [t.trip_id, t]));
+  const truth = traffic.day(date, 'weekday', [...trips.values()].map((t) => ({
+    key: t.trip_id, trip_id: t.trip_id, arrival: t.stop_times.map((s) => s.arrival), departure: t.stop_times.map((s) => s.departure),
+    stop_id: t.stop_times.map((s) => s.stop_id), timepoint: t.stop_times.map((s) => s.timepoint),
+  })), (t) => trips.get(t.key)!.block_id);
+  return new Map([...truth].map(([id, x]) => [id, { trip: trips.get(id)!, ...x }]));
 }
 
 // ---- Writing what tracking stores ---------------------------------------------------------------

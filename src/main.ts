@@ -141,30 +141,53 @@ program
 
 program
   .command('simulate')
-  .description('run the demo network\'s vehicles against a running service, over HTTP (device API, device keys)')
+  .description('drive the vehicles of a group\'s published GTFS against a running service, over HTTP (device API, device keys); docs/simulator.md')
   .option('--url <url>', 'the service', `http://localhost:${process.env['PORT'] ?? 8080}`)
-  .option('--group <group_id>', 'the demo group', 'demo')
-  .option('--seed <n>', 'the seed the demo was loaded with (default 2026)', (v) => Number.parseInt(v, 10))
-  .option('--backfill-days <n>', 'also send whole past service days first (history for stats and exports)', (v) => Number.parseInt(v, 10), 0)
+  .option('--group <group_id>', 'the group', 'demo')
+  .option('--provision', 'make the vehicle, driver and device of each block when missing')
+  .option('--vehicles <n>', 'at most this many vehicles: the first blocks running at the start', (v) => Number.parseInt(v, 10))
+  .option('--period <seconds>', 'seconds between two positions of a vehicle (default 15)', (v) => Number.parseInt(v, 10))
+  .option('--routes <ids>', 'only these routes (comma-separated)')
+  .option('--seed <n>', 'the traffic model\'s seed (the demo: the seed it was loaded with, 2026)', (v) => Number.parseInt(v, 10))
+  .option('--backfill-days <n>', 'also send whole past service days first (history for stats, exports and predictions)', (v) => Number.parseInt(v, 10), 0)
   .option('--once', 'send what is due up to now, then exit (with --backfill-days: a fast backfill)')
-  .option('--admin <email:password>', 'the admin account (device keys, planning)')
-  .option('--reader <email:password>', 'an account that reads planning (operator, regulator, reader)')
-  .action(async (o: { url: string; group: string; seed?: number; backfillDays: number; once?: boolean; admin?: string; reader?: string }) => {
-    const { Simulator } = await import('./domains/demo/simulator.js');
+  .option('--admin <email:password>', 'an admin account of the group (provisioning, device keys; the demo admin for the demo group)')
+  .option('--admin-key <key>', 'an admin API key instead of an account (device keys need an account: only devices whose keys exist can report)')
+  .option('--reader <email:password>', 'an account that reads planning (operator, regulator, reader); the demo operator for the demo group')
+  .action(async (o: { url: string; group: string; provision?: boolean; vehicles?: number; period?: number; routes?: string; seed?: number; backfillDays: number; once?: boolean; admin?: string; adminKey?: string; reader?: string }) => {
     const account = (v: string | undefined) => {
       if (!v) return undefined;
       const i = v.indexOf(':');
       if (i < 1) throw new UsageError('give an account as email:password');
       return { email: v.slice(0, i), password: v.slice(i + 1) };
     };
+    for (const [name, v] of [['--vehicles', o.vehicles], ['--period', o.period], ['--seed', o.seed], ['--backfill-days', o.backfillDays]] as const) {
+      if (v !== undefined && (!Number.isInteger(v) || v < (name === '--period' || name === '--vehicles' ? 1 : 0))) throw new UsageError(`${name} must be a whole number${name === '--period' || name === '--vehicles' ? ' of at least 1' : ''}`);
+    }
     const admin = account(o.admin);
     const reader = account(o.reader);
-    const sim = new Simulator({ baseUrl: o.url.replace(/\/$/, ''), groupId: o.group, ...(o.seed !== undefined ? { seed: o.seed } : {}), backfillDays: o.backfillDays, log: (m) => console.error(m), ...(admin ? { admin } : {}), ...(reader ? { reader } : {}) });
+    const baseUrl = o.url.replace(/\/$/, '');
+    const log = (m: string) => console.error(m);
+    let sim: { start(): Promise<void>; run(ms?: number): void; stop(): Promise<void>; stats: object };
+    if (o.group === 'demo' && !o.provision && !o.adminKey) {
+      const { Simulator } = await import('./domains/demo/simulator.js');
+      sim = new Simulator({ baseUrl, groupId: o.group, ...(o.seed !== undefined ? { seed: o.seed } : {}), backfillDays: o.backfillDays, log, ...(admin ? { admin } : {}), ...(reader ? { reader } : {}) });
+    } else {
+      const adminAuth = o.adminKey ? { apiKey: o.adminKey } : admin;
+      if (!adminAuth) throw new UsageError('give an admin of the group: --admin email:password (or --admin-key)');
+      const { NetworkSimulator } = await import('./domains/simulate/simulator.js');
+      sim = new NetworkSimulator({
+        baseUrl, groupId: o.group, adminAuth, ...(reader ? { planningAuth: reader } : {}), provision: o.provision ?? false, backfillDays: o.backfillDays, log,
+        ...(o.vehicles !== undefined ? { vehicles: o.vehicles } : {}), ...(o.period !== undefined ? { period: o.period } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+        ...(o.routes ? { routes: o.routes.split(',').map((r) => r.trim()).filter(Boolean) } : {}),
+      });
+    }
     const started = Date.now();
     await sim.start();
-    console.error(`simulator: sent what was due in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(sim.stats)}`);
+    const { batchLatencyMs: _l, ...stats } = sim.stats as { batchLatencyMs?: number[] };
+    console.error(`simulator: sent what was due in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(stats)}`);
     if (o.once) return;
-    sim.run(5000);
+    sim.run(o.group === 'demo' && !o.provision && !o.adminKey ? 5000 : 1000);
     const stop = () => void sim.stop().then(() => process.exit(0));
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);

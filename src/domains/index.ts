@@ -16,6 +16,7 @@ import { planningRoutes } from './planning/routes.js';
 import { predictionJob } from './predictions/job.js';
 import { predictionRoutes } from './predictions/routes.js';
 import { ratingRoutes } from './ratings/routes.js';
+import { scheduleRoutes } from './schedule/routes.js';
 import { tripRoutes } from './trips/routes.js';
 import { updateRoutes } from './updates/routes.js';
 import { userRoutes } from './users/routes.js';
@@ -26,7 +27,7 @@ type Plugin = (app: FastifyInstance) => Promise<void>;
 export const apiDomains: readonly Plugin[] = [
   authRoutes, groupRoutes, userRoutes, gtfsRoutes, onDemandRoutes, railRoutes, fleetRoutes, planningRoutes, ratingRoutes,
   notificationRoutes, tripRoutes, deviceRoutes, dutyRoutes, movementRoutes, updateRoutes, liveRoutes,
-  liveMapRoutes, feedRoutes, predictionRoutes,
+  liveMapRoutes, feedRoutes, predictionRoutes, scheduleRoutes,
 ];
 
 /** Domains with paths outside /api/v4. */
