@@ -1,0 +1,32 @@
+/**
+ * The service as bench:network runs it (a child process, so its CPU and memory are measured apart
+ * from the load generator): what `transit-ops serve` does, configured by the same environment,
+ * with one difference: the clock is the system clock moved by BENCH_CLOCK_OFFSET_MS, so that the
+ * service lives at the feed's morning peak whatever the hour of the run (the simulator is given
+ * the same offset, so both agree on "now"). The service has no such setting: a shifted clock is a
+ * benchmark's need, not an operator's.
+ */
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import type { Clock } from '../src/platform/clock.js';
+import { openDatabase } from '../src/platform/db/index.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import { bootstrapSuperuser } from '../src/domains/users/service.js';
+
+const offset = Number(process.env['BENCH_CLOCK_OFFSET_MS'] ?? 0);
+const clock: Clock = { now: () => new Date(Date.now() + offset) };
+const config = loadConfig();
+const db = await openDatabase(config);
+await migrate(db);
+const app = await buildApp({ config, db, clock });
+await bootstrapSuperuser(app.ctx);
+const stop = async () => {
+  await app.close();
+  await db.close();
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
+await app.listen({ port: config.port, host: '127.0.0.1' });
+// The parent waits for this line.
+console.log(`listening ${(app.server.address() as { port: number }).port}`);

@@ -1,0 +1,594 @@
+/**
+ * npm run bench:network -- --feed mta-queens|mta-bus-all|demo --minutes N (issue #16): a whole
+ * network live on one machine, measured as its operator and its passengers would see it.
+ *
+ * 1. The feed: the MTA's (bench/mta-feeds.ts, built from the npm package into a cache outside
+ *    git) or the demo network's.
+ * 2. A fresh PostgreSQL database of its own (DATABASE_URL's server, default 127.0.0.1:5432),
+ *    dropped at the end (--keep keeps it).
+ * 3. The service as a child process (bench/network-server.ts: `serve` with a clock moved to the
+ *    feed's morning peak), so its CPU and memory are measured apart from this load generator.
+ *    The feed is imported and published through the real API (the import timed).
+ * 4. The simulator at the peak: one vehicle per block running then, each reporting through the
+ *    device API every --period seconds (15), the service and the simulator on the same shifted
+ *    clock; for --minutes N (10).
+ * 5. Every 30 s and at the end: items/s and batch p50/p99; tracking lag (report accepted →
+ *    visible in the trip object, and in vehicle-positions); the four passenger feeds (GTFS-RT
+ *    vehicle-positions and trip-updates, SIRI vehicle-monitoring and estimated-timetable) fetched
+ *    by a consumer polling each every 5 s: latency p50/p99, size, freshness (header age, position
+ *    age) and coverage (vehicles in the feed / vehicles that reported within the stale window
+ *    before the snapshot; trips in TripUpdates / trips in progress at the snapshot); trip object
+ *    p99; live stream lag; CPU of the server and of the PostgreSQL backends of the bench database,
+ *    the server's RSS; the database size per table group before and after.
+ *
+ * Options: --feed (mta-queens), --minutes (10), --date YYYY-MM-DD (a weekday of the feed; default
+ * the next weekday from today), --at HH:MM (08:00, the feed's local time), --vehicles N (at most
+ * N vehicles, the blocks running at --at first), --period S (15), --keep, --port (0: any).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DateTime } from 'luxon';
+import pg from 'pg';
+import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
+import WebSocket from 'ws';
+import { demoFeedZip } from '../src/domains/demo/feed.js';
+import { generateNetwork } from '../src/domains/demo/network.js';
+import { describeFigures, MTA_FEEDS, mtaFeedZip, type MtaFeed } from './mta-feeds.js';
+import type { BatchSeen, LoadSource } from './network-replay.js';
+import { DATABASE_URL, fmt, percentile } from './support.js';
+
+const { values: args } = parseArgs({
+  options: {
+    feed: { type: 'string', default: 'mta-queens' },
+    minutes: { type: 'string', default: '10' },
+    date: { type: 'string' },
+    at: { type: 'string', default: '08:00' },
+    vehicles: { type: 'string' },
+    period: { type: 'string', default: '15' },
+    keep: { type: 'boolean', default: false },
+    port: { type: 'string', default: '0' },
+  },
+});
+const FEED = args.feed!;
+if (FEED !== 'demo' && !(FEED in MTA_FEEDS)) throw new Error(`--feed: demo or one of ${Object.keys(MTA_FEEDS).join(', ')}`);
+const MINUTES = Number(args.minutes);
+const PERIOD_S = Number(args.period);
+const MAX_VEHICLES = args.vehicles ? Number(args.vehicles) : Infinity;
+const GROUP = 'netbench';
+const ADMIN = { email: 'netbench@transit-ops.example', password: `netbench-${randomBytes(6).toString('hex')}` };
+const STALE_S = 300;
+const log = (m: string) => console.error(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
+
+// ---- Figures ----------------------------------------------------------------------------------
+
+/** Samples with the real time they were taken, so each 30 s window and the whole run read them. */
+class Series {
+  private readonly samples: { t: number; v: number }[] = [];
+  add(v: number, t = Date.now()) {
+    this.samples.push({ t, v });
+  }
+  values(since = 0): number[] {
+    return this.samples.filter((s) => s.t >= since).map((s) => s.v).sort((a, b) => a - b);
+  }
+  count(since = 0) {
+    return this.samples.reduce((n, s) => n + (s.t >= since ? 1 : 0), 0);
+  }
+  sum(since = 0) {
+    return this.samples.reduce((n, s) => n + (s.t >= since ? s.v : 0), 0);
+  }
+  /** "p50 / p99 (n)" of the samples since `since`. */
+  describe(since = 0, unit = 'ms', digits = 0) {
+    const v = this.values(since);
+    if (v.length === 0) return '—';
+    return `${fmt(percentile(v, 50), digits)} / ${fmt(percentile(v, 99), digits)} ${unit} (n ${fmt(v.length)}, max ${fmt(v[v.length - 1]!, digits)})`;
+  }
+}
+
+const F = {
+  items: new Series(), // accepted items per batch
+  batchMs: new Series(),
+  batchFailures: new Series(),
+  lagTripObject: new Series(),
+  lagTripObjectMissed: new Series(),
+  lagFeed: new Series(),
+  liveLag: new Series(),
+  tripObjectMs: new Series(),
+  feedMs: new Map<string, Series>(),
+  feedBytes: new Map<string, Series>(),
+  headerAge: new Series(),
+  positionAge: new Series(),
+  coverageVehicles: new Series(),
+  coverageTrips: new Series(),
+  buildUpperBound: new Series(),
+};
+
+// ---- The service ------------------------------------------------------------------------------
+
+let child: ChildProcess | null = null;
+let baseUrl = '';
+
+async function startServer(databaseUrl: string, offsetMs: number): Promise<void> {
+  child = spawn(process.execPath, ['--import', 'tsx', 'bench/network-server.ts'], {
+    env: {
+      ...process.env, DATABASE_URL: databaseUrl, PORT: args.port, BENCH_CLOCK_OFFSET_MS: String(offsetMs), LOG_LEVEL: 'warn', TRANSIT_OPS_DEMO: '0',
+      TRANSIT_OPS_SUPERUSER_EMAIL: ADMIN.email, TRANSIT_OPS_SUPERUSER_PASSWORD: ADMIN.password,
+      // The simulator provisions a device key per vehicle: thousands in a minute.
+      RATE_LIMIT_API_KEYS_PER_MINUTE: '1000000', RATE_LIMIT_LOGIN_PER_MINUTE: '100000',
+      GTFS_MAX_UPLOAD_BYTES: String(2 * 1024 ** 3),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child!.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child!.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening`)));
+  });
+  baseUrl = `http://127.0.0.1:${port}`;
+}
+
+async function stopServer(): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child!.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  child = null;
+}
+
+let token = '';
+async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const isBuffer = Buffer.isBuffer(body);
+  const res = await fetch(`${baseUrl}/api/v4${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': isBuffer ? 'application/zip' : 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: isBuffer ? (body as Buffer) : JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(600_000),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 400)}`);
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+async function login(): Promise<void> {
+  const res = await fetch(`${baseUrl}/api/v4/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(ADMIN).toString() });
+  if (!res.ok) throw new Error(`login: ${res.status} ${await res.text()}`);
+  token = ((await res.json()) as { session_id: string }).session_id;
+}
+
+// ---- CPU and memory ---------------------------------------------------------------------------
+
+const TICK = 100; // clock ticks a second (USER_HZ)
+function cpuTicks(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return null;
+  }
+}
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds of the server and of the PostgreSQL backends connected to the bench database. */
+class CpuMeter {
+  private server = 0;
+  private readonly backends = new Map<number, number>();
+  private backendGone = 0;
+  constructor(private readonly admin: pg.Client, private readonly database: string) {}
+  async sample(): Promise<{ serverS: number; postgresS: number }> {
+    if (child?.pid) this.server = cpuTicks(child.pid) ?? this.server;
+    const { rows } = await this.admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [this.database]);
+    const alive = new Set(rows.map((r) => r.pid));
+    for (const [pid, ticks] of this.backends) if (!alive.has(pid)) {
+      this.backendGone += ticks;
+      this.backends.delete(pid);
+    }
+    // Backends started before the meter count from their start: the meter starts before the load.
+    for (const pid of alive) {
+      const t = cpuTicks(pid);
+      if (t !== null) this.backends.set(pid, t);
+    }
+    let pgTicks = this.backendGone;
+    for (const t of this.backends.values()) pgTicks += t;
+    return { serverS: this.server / TICK, postgresS: pgTicks / TICK };
+  }
+}
+
+/**
+ * What PostgreSQL is busy with: the active statements of the bench database sampled every second
+ * (pg_stat_statements is not loaded on the machine's server); each sample is a backend-second.
+ */
+class QueryProfile {
+  private readonly counts = new Map<string, number>();
+  samples = 0;
+  constructor(private readonly admin: pg.Client, private readonly database: string) {}
+  async sample(): Promise<void> {
+    const { rows } = await this.admin.query<{ query: string; wait: string | null }>(
+      `SELECT query, wait_event_type || ':' || wait_event AS wait FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()`, [this.database]);
+    this.samples++;
+    for (const r of rows) {
+      const key = `${r.query.replace(/\s+/g, ' ').trim().slice(0, 140)}${r.wait ? `  [waiting ${r.wait}]` : ''}`;
+      this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    }
+  }
+  top(n: number): string[] {
+    return [...this.counts].sort((a, b) => b[1] - a[1]).slice(0, n).map(([q, c]) => `${fmt(c / Math.max(1, this.samples), 2)} backends on average: ${q}`);
+  }
+}
+
+// ---- Database size ----------------------------------------------------------------------------
+
+async function databaseSizes(c: pg.Client, database: string) {
+  const total = Number((await c.query<{ s: string }>('SELECT pg_database_size($1) AS s', [database])).rows[0]!.s);
+  const db = new pg.Client({ connectionString: urlOf(database) });
+  await db.connect();
+  // Partitions count with their parent.
+  const { rows } = await db.query<{ name: string; bytes: string }>(`
+    SELECT coalesce(parent.relname, c.relname) AS name, sum(pg_total_relation_size(c.oid))::bigint AS bytes
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class parent ON parent.oid = i.inhparent
+    WHERE n.nspname = 'public' AND c.relkind = 'r' GROUP BY 1`);
+  await db.end();
+  return { total, tables: new Map(rows.map((r) => [r.name, Number(r.bytes)])) };
+}
+
+function urlOf(database: string): string {
+  const u = new URL(DATABASE_URL);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+// ---- The load ----------------------------------------------------------------------------------
+
+/** Vehicles that reported a position (service clock ms of the position), for coverage. */
+const lastPositionAt = new Map<string, number>();
+/** Trips in progress: started (trip_start accepted) and not ended, with the item times. */
+const tripStarted = new Map<string, number>();
+const tripEnded = new Map<string, number>();
+/** Item id → when its batch was answered (real ms): the live stream's lag. */
+const acceptedAtOfItem = new Map<string, number>();
+/** Position reports not yet seen in vehicle-positions, per vehicle: [item time, accepted at]. */
+const pendingPositions = new Map<string, [number, number][]>();
+
+/** Every answered batch; only those of the measured run (after the simulator's catch-up) count in the figures. */
+function onBatch(b: BatchSeen) {
+  if (running) {
+    F.batchMs.add(b.answeredAt - b.sentAt, b.answeredAt);
+    F.items.add(b.accepted, b.answeredAt);
+  }
+  for (const it of b.items) {
+    const at = Date.parse(it.at);
+    if (running) acceptedAtOfItem.set(it.id, b.answeredAt);
+    if (it.type === 'position') {
+      lastPositionAt.set(b.vehicleId, Math.max(lastPositionAt.get(b.vehicleId) ?? 0, at));
+      if (running) {
+        const list = pendingPositions.get(b.vehicleId) ?? [];
+        list.push([at, b.answeredAt]);
+        pendingPositions.set(b.vehicleId, list);
+      }
+    } else if (it.type === 'trip_start' && it.trip_id) tripStarted.set(it.trip_id, at);
+    else if (it.type === 'trip_end' && it.trip_id) tripEnded.set(it.trip_id, at);
+    else if (it.type === 'trip_event' && (it.event === 'arrival' || it.event === 'departure') && it.trip_id && it.stop_sequence !== undefined) {
+      sampleTripLag(it.trip_id, it.service_date!, it.stop_sequence, b.answeredAt);
+    }
+  }
+}
+
+/** At most this many trip objects followed at once (the probe must not become the load). */
+const MAX_TRIP_PROBES = 4;
+let tripProbes = 0;
+function sampleTripLag(tripId: string, date: string, seq: number, acceptedAt: number) {
+  if (tripProbes >= MAX_TRIP_PROBES || !running) return;
+  tripProbes++;
+  void (async () => {
+    try {
+      const deadline = acceptedAt + 60_000;
+      while (Date.now() < deadline && running) {
+        const t0 = Date.now();
+        const trip = await api<{ delay?: { stop_sequence: number | null; actual_at: string | null }[] }>('GET', `/groups/${GROUP}/trips/${encodeURIComponent(tripId)}?date=${date}`);
+        F.tripObjectMs.add(Date.now() - t0);
+        if (trip.delay?.some((s) => s.stop_sequence === seq && s.actual_at !== null)) {
+          F.lagTripObject.add(Date.now() - acceptedAt);
+          return;
+        }
+        await sleep(500);
+      }
+      if (running) F.lagTripObjectMissed.add(1);
+    } catch (err) {
+      log(`trip probe: ${(err as Error).message}`);
+    } finally {
+      tripProbes--;
+    }
+  })();
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let running = false;
+
+// ---- Passenger feed consumers -----------------------------------------------------------------
+
+const FEEDS = {
+  'vehicle-positions': '/gtfs-rt/vehicle-positions',
+  'trip-updates': '/gtfs-rt/trip-updates',
+  'siri-vm': '/siri/vehicle-monitoring',
+  'siri-et': '/siri/estimated-timetable',
+} as const;
+const { FeedMessage } = GtfsRealtimeBindings.transit_realtime;
+
+async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<void> {
+  const t0 = Date.now();
+  const res = await fetch(`${baseUrl}/api/v4/groups/${GROUP}${FEEDS[name]}`, { signal: AbortSignal.timeout(120_000) });
+  const body = Buffer.from(await res.arrayBuffer());
+  const took = Date.now() - t0;
+  if (!res.ok && res.status !== 204) throw new Error(`${name}: ${res.status} ${body.toString().slice(0, 200)}`);
+  (F.feedMs.get(name) ?? F.feedMs.set(name, new Series()).get(name)!).add(took);
+  (F.feedBytes.get(name) ?? F.feedBytes.set(name, new Series()).get(name)!).add(body.length);
+  if (name !== 'vehicle-positions' && name !== 'trip-updates') return;
+  const msg = FeedMessage.decode(body);
+  const header = Number(msg.header.timestamp) * 1000;
+  const fetchedAt = now();
+  if (name === 'vehicle-positions') {
+    F.headerAge.add((fetchedAt - header) / 1000);
+    const present = new Set<string>();
+    for (const e of msg.entity) {
+      const id = e.vehicle?.vehicle?.id;
+      if (!id) continue;
+      present.add(id);
+      F.positionAge.add((fetchedAt - Number(e.vehicle!.timestamp) * 1000) / 1000);
+    }
+    let reporting = 0;
+    let seen = 0;
+    for (const [v, at] of lastPositionAt) if (at <= header && at > header - STALE_S * 1000) {
+      reporting++;
+      if (present.has(v)) seen++;
+    }
+    if (reporting > 0) F.coverageVehicles.add((100 * seen) / reporting);
+  } else {
+    const inFeed = new Set(msg.entity.map((e) => e.tripUpdate?.trip?.tripId).filter((x): x is string => !!x));
+    let progress = 0;
+    let seen = 0;
+    for (const [trip, started] of tripStarted) {
+      const ended = tripEnded.get(trip);
+      if (started <= header && (ended === undefined || ended > header)) {
+        progress++;
+        if (inFeed.has(trip)) seen++;
+      }
+    }
+    if (progress > 0) F.coverageTrips.add((100 * seen) / progress);
+  }
+}
+
+/** The first time each snapshot (header timestamp) is seen, its age: an upper bound of its build time plus the wait for a request. */
+const snapshotsSeen = new Set<number>();
+
+/** Polls vehicle-positions every second: when each accepted position becomes visible. */
+async function probeFeedLag(now: () => number): Promise<void> {
+  const res = await fetch(`${baseUrl}/api/v4/groups/${GROUP}/gtfs-rt/vehicle-positions`, { signal: AbortSignal.timeout(120_000) });
+  const seenAt = Date.now();
+  const msg = FeedMessage.decode(Buffer.from(await res.arrayBuffer()));
+  const header = Number(msg.header.timestamp) * 1000;
+  if (!snapshotsSeen.has(header)) {
+    snapshotsSeen.add(header);
+    if (snapshotsSeen.size > 1) F.buildUpperBound.add((now() - header) / 1000);
+  }
+  for (const e of msg.entity) {
+    const v = e.vehicle?.vehicle?.id;
+    const list = v ? pendingPositions.get(v) : undefined;
+    if (!list) continue;
+    const ts = Number(e.vehicle!.timestamp) * 1000;
+    let k = 0;
+    while (k < list.length && list[k]![0] <= ts) F.lagFeed.add(seenAt - list[k++]![1], seenAt);
+    if (k > 0) list.splice(0, k);
+  }
+}
+
+function loop(name: string, everyMs: number, offsetMs: number, fn: () => Promise<void>): Promise<void> {
+  return (async () => {
+    await sleep(offsetMs);
+    while (running) {
+      const t0 = Date.now();
+      try {
+        await fn();
+      } catch (err) {
+        log(`${name}: ${(err as Error).message}`);
+      }
+      await sleep(Math.max(0, everyMs - (Date.now() - t0)));
+    }
+  })();
+}
+
+function subscribeLive(): WebSocket {
+  const ws = new WebSocket(`${baseUrl.replace('http', 'ws')}/api/v4/groups/${GROUP}/events/op/subscribe`, { headers: { authorization: `Bearer ${token}` } });
+  ws.on('message', (data) => {
+    const at = Date.now();
+    const parsed = JSON.parse(data.toString()) as unknown;
+    for (const env of Array.isArray(parsed) ? parsed : [parsed]) {
+      const id = (env as { data?: { id?: string } }).data?.id;
+      const accepted = id ? acceptedAtOfItem.get(id) : undefined;
+      if (accepted !== undefined) {
+        F.liveLag.add(Math.max(0, at - accepted), at);
+        acceptedAtOfItem.delete(id!);
+      }
+    }
+  });
+  ws.on('error', (err) => log(`live stream: ${err.message}`));
+  return ws;
+}
+
+// ---- The feed and the clock -------------------------------------------------------------------
+
+interface FeedFile {
+  path: string;
+  timezone: string;
+  describe: string;
+  /** The first and last service dates of the feed (YYYYMMDD). */
+  from: string;
+  to: string;
+}
+
+async function feedFile(): Promise<FeedFile> {
+  if (FEED === 'demo') {
+    const n = generateNetwork();
+    const today = DateTime.now().setZone(n.timezone);
+    const from = today.minus({ days: 7 }).toISODate()!;
+    const to = today.plus({ days: 60 }).toISODate()!;
+    const path = join(tmpdir(), `netbench-demo-${process.pid}.zip`);
+    await writeFile(path, demoFeedZip(n, from, to));
+    return { path, timezone: n.timezone, describe: `demo network (seed ${n.seed})`, from: from.replaceAll('-', ''), to: to.replaceAll('-', '') };
+  }
+  const f = await mtaFeedZip(FEED as MtaFeed, { log });
+  return { path: f.path, timezone: 'America/New_York', describe: describeFigures(f), from: '', to: '' };
+}
+
+/** The service date of the run: --date, else today if a weekday, else the next weekday (feed's time zone). */
+function serviceDate(tz: string): string {
+  if (args.date) return args.date;
+  let d = DateTime.now().setZone(tz).startOf('day');
+  while (d.weekday > 5) d = d.plus({ days: 1 });
+  return d.toISODate()!;
+}
+
+// ---- Main ---------------------------------------------------------------------------------------
+
+async function main() {
+  const started = Date.now();
+  const feed = await feedFile();
+  log(feed.describe);
+  const date = serviceDate(feed.timezone);
+  const [hh, mm] = args.at!.split(':').map(Number) as [number, number];
+  const peak = DateTime.fromISO(date, { zone: feed.timezone }).set({ hour: hh, minute: mm });
+  log(`service date ${date}, the run starts at ${peak.toISO()} (${feed.timezone}); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+
+  const database = `netbench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  let ws: WebSocket | null = null;
+  try {
+    // Setup on a clock an hour before the peak (the publication dates from the service date).
+    await startServer(urlOf(database), peak.toMillis() - 3600_000 - Date.now());
+    await login();
+    await api('POST', '/groups', { group_id: GROUP, name: `bench:network ${FEED}`, timezone: feed.timezone });
+    const zip = await readFile(feed.path);
+    const t0 = Date.now();
+    const imported = await api<{ gtfs_id: string; counts?: Record<string, number> }>('POST', `/groups/${GROUP}/gtfs?name=${FEED}`, zip);
+    const importS = (Date.now() - t0) / 1000;
+    log(`import: ${importS.toFixed(1)} s (${(zip.length / 1024 / 1024).toFixed(1)} MB zip) ${JSON.stringify(imported.counts ?? {})}`);
+    const t1 = Date.now();
+    await api('POST', `/groups/${GROUP}/gtfs/${imported.gtfs_id}/publish`);
+    log(`publish: ${((Date.now() - t1) / 1000).toFixed(1)} s`);
+
+    const simulator = await loadSimulator();
+    const provisionStart = Date.now();
+    // Provisioning (vehicles, drivers, devices, keys) on the setup clock; then the service restarts on the run's clock.
+    await simulator.prepare({ baseUrl, groupId: GROUP, admin: ADMIN, date, peak: peak.toMillis(), minutes: MINUTES, periodS: PERIOD_S, maxVehicles: MAX_VEHICLES, databaseUrl: urlOf(database), log });
+    log(`simulator prepared in ${((Date.now() - provisionStart) / 1000).toFixed(1)} s: ${simulator.vehicles} vehicles`);
+    const sizeBefore = await databaseSizes(admin, database);
+
+    await stopServer();
+    const offset = peak.toMillis() - Date.now();
+    const now = () => Date.now() + offset;
+    await startServer(urlOf(database), offset);
+    await login();
+    simulator.setBaseUrl(baseUrl);
+    if (simulator.start) {
+      const t2 = Date.now();
+      await simulator.start(now, onBatch);
+      log(`simulator started (provisioning, each vehicle's morning so far) in ${((Date.now() - t2) / 1000).toFixed(1)} s; the measured run starts at ${new Date(now()).toISOString()}`);
+    }
+
+    const cpu = new CpuMeter(admin, database);
+    const profile = new QueryProfile(admin, database);
+    let last = { ...(await cpu.sample()), t: Date.now() };
+    const runStart = Date.now();
+    running = true;
+    ws = subscribeLive();
+    const loops = [
+      ...Object.keys(FEEDS).map((name, i) => loop(name, 5000, 1250 * i, () => fetchFeed(name as keyof typeof FEEDS, now))),
+      loop('feed lag probe', 1000, 500, () => probeFeedLag(now)),
+      loop('query profile', 1000, 0, () => profile.sample()),
+    ];
+    const simDone = simulator.run(now, onBatch, () => running);
+
+    const windows: string[] = [];
+    const report = async (since: number, label: string) => {
+      const c = await cpu.sample();
+      const seconds = (Date.now() - last.t) / 1000;
+      const line = [
+        `${label}: ${fmt(F.items.sum(since) / ((Date.now() - since) / 1000), 1)} items/s, batch p50/p99 ${F.batchMs.describe(since)}, failed batches ${simulator.failures}`,
+        `  tracking lag (accepted → trip object) p50/p99 ${F.lagTripObject.describe(since)}, not seen within 60 s ${F.lagTripObjectMissed.count(since)}; trip object ${F.tripObjectMs.describe(since)}`,
+        `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
+        ...Object.keys(FEEDS).map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB`),
+        `  freshness: header age ${F.headerAge.describe(since, 's', 1)}, position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age ${F.buildUpperBound.describe(since, 's', 1)}`,
+        `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
+        `  CPU: server ${fmt((100 * (c.serverS - last.serverS)) / seconds)} %, PostgreSQL backends ${fmt((100 * (c.postgresS - last.postgresS)) / seconds)} %, load generator ${fmt((100 * process.cpuUsage().user) / 1e6 / ((Date.now() - runStart) / 1000))} % (run mean); server RSS ${fmt(child?.pid ? rssMb(child.pid) : NaN)} MB; load average ${loadavg()[0]!.toFixed(1)}`,
+      ].join('\n');
+      last = { ...c, t: Date.now() };
+      return line;
+    };
+    const cpuStart = await cpu.sample();
+    const totalsStart = { ...cpuStart, t: Date.now() };
+    last = { ...cpuStart, t: Date.now() };
+    let windowStart = Date.now();
+    while (Date.now() - runStart < MINUTES * 60_000) {
+      await sleep(Math.min(30_000, MINUTES * 60_000 - (Date.now() - runStart)));
+      const line = await report(windowStart, `${fmt((Date.now() - runStart) / 1000)} s (${simulator.activeVehicles()} vehicles sending)`);
+      windows.push(line);
+      console.log(line);
+      windowStart = Date.now();
+    }
+    running = false;
+    await simDone;
+    await Promise.all(loops);
+    ws.close();
+    last = totalsStart;
+    const sizeAfter = await databaseSizes(admin, database);
+    const final = await report(runStart, `whole run, ${MINUTES} min`);
+    console.log('\n==== bench:network', FEED, new Date().toISOString(), '====');
+    console.log(`feed: ${feed.describe.split('\n')[0]}`);
+    console.log(`import ${importS.toFixed(1)} s; service date ${date} from ${args.at} local; ${simulator.vehicles} vehicles (one per block running), period ${PERIOD_S} s; simulator: ${simulator.name}`);
+    console.log(final);
+    const grown = sizeAfter.total - sizeBefore.total;
+    console.log(`database: ${fmt(sizeBefore.total / 1024 / 1024)} MB before the run, ${fmt(sizeAfter.total / 1024 / 1024)} MB after (+${fmt(grown / 1024 / 1024, 1)} MB in ${MINUTES} min)`);
+    const tables = [...sizeAfter.tables].map(([n, b]) => [n, b - (sizeBefore.tables.get(n) ?? 0)] as const).filter(([, d]) => d > 256 * 1024).sort((a, b) => b[1] - a[1]);
+    console.log(`  grown: ${tables.map(([n, d]) => `${n} +${fmt(d / 1024 / 1024, 1)} MB`).join(', ')}`);
+    console.log(`PostgreSQL's active statements (sampled every second over the run):\n  ${profile.top(8).join('\n  ')}`);
+    console.log(`total bench time ${fmt((Date.now() - started) / 1000)} s`);
+  } finally {
+    running = false;
+    ws?.close();
+    await stopServer();
+    if (args.keep) log(`database kept: ${urlOf(database)}`);
+    else await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
+    if (FEED === 'demo') await rm(feed.path, { force: true });
+  }
+}
+
+// ---- The simulator -------------------------------------------------------------------------------
+
+async function loadSimulator(): Promise<LoadSource> {
+  const { ScheduleReplay } = await import('./network-replay.js');
+  return new ScheduleReplay();
+}
+
+await main().catch(async (err: unknown) => {
+  console.error(err);
+  await stopServer();
+  process.exitCode = 1;
+});
