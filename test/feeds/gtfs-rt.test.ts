@@ -197,7 +197,7 @@ describe('GTFS-Realtime validator rules (MobilityData rules the tests can check)
       // E001/E038: a header timestamp, in POSIX seconds, not in the future; gtfs_realtime_version 2.0.
       expect(m.header.gtfsRealtimeVersion).toBe('2.0');
       expect(m.header.timestamp).toBe(NOW);
-      // E052: unique entity ids.
+      // Entity ids unique within the feed (FeedEntity.id).
       expect(new Set(m.entity.map((e: any) => e.id)).size).toBe(m.entity.length);
       for (const e of m.entity as any[]) {
         // E012: no entity timestamp after the header's.

@@ -53,6 +53,16 @@ describe('predictBlock', () => {
     expect(p!.stops[1]!.departure).toBe(h(8, 14));
   });
 
+  it('published times are whole seconds a second apart at least from stop to stop (GTFS-RT E022): stops held to now, a segment of 0 s, fractional medians', () => {
+    // S2 and S3 at the same minute in the timetable; the bus left S1 at 08:00 and nothing since (a GPS gap): at 08:30, S2 and S3 are passed "now" at the earliest.
+    const trip: PlannedTrip = { trip_id: 'T1', pattern_key: 'R1|0', stops: [[8, 0], [8, 5], [8, 5], [8, 10]].map(([hh, mm], i) => ({ stop_id: `S${i + 1}`, stop_sequence: i + 1, arrival: h(hh!, mm!), departure: h(hh!, mm!) })) };
+    const [held] = predictBlock([trip], { kind: 'passed', stop_sequence: 1, at: h(8) }, opts(table({}), h(8, 30)));
+    expect(held!.stops.map((s) => [s.arrival, s.departure])).toEqual([[h(8, 30), h(8, 30)], [h(8, 30, 1), h(8, 30, 1)], [h(8, 35), h(8, 35)]]);
+    // Learned medians of 0.4 s between stops, from 08:00:00.3: rounded, then a second apart.
+    const [fractional] = predictBlock([line('T2', h(8))], { kind: 'passed', stop_sequence: 1, at: h(8) + 0.3 }, opts(table({ 'S1>S2@8': stats(0.4, 0), 'S2>S3@8': stats(0.4, 0), 'S3>S4@8': stats(0.4, 0) }), h(8)));
+    expect(fractional!.stops.map((s) => [s.arrival, s.departure])).toEqual([[h(8, 0, 1), h(8, 0, 1)], [h(8, 0, 2), h(8, 0, 2)], [h(8, 0, 3), h(8, 0, 3)]]);
+  });
+
   it('terminal holding: a bus waiting at the first stop is not predicted to leave before the scheduled start', () => {
     const trip = line('T1', h(8));
     const fast = table({ 'S1>S2@8': stats(200), 'S2>S3@8': stats(200), 'S3>S4@8': stats(200) });

@@ -16,6 +16,8 @@
  * - A trip leaves its first stop no earlier than its scheduled departure (terminal holding); the
  *   next trip of the block no earlier than the predicted arrival of the one before plus
  *   `minLayoverSeconds`.
+ * - Published times are whole seconds, strictly increasing from one stop to the next (a second
+ *   apart at least: GTFS-Realtime validators reject equal times between sequential stops).
  * - Uncertainty: each learned segment contributes the spread of its history (p90 − p10 of the
  *   running times, as the standard deviation of a normal law: / 2.563), a scheduled segment
  *   `fallbackSpread` × its running time; segments add as independent variances. At a block's next
@@ -131,7 +133,7 @@ export function predictBlock(trips: readonly PlannedTrip[], state: LiveState, o:
       const departure = Math.max(scheduled, ready, o.now);
       start = { index: 0, departure, arrival: end ? Math.max(end.at, departure - dwellOf(trip.stops[0]!)) : departure - dwellOf(trip.stops[0]!), variance: sigma * sigma, emitFirst: true };
     }
-    const predicted = propagate(trip, sched, start, o);
+    const predicted = strictlyIncreasing(propagate(trip, sched, start, o));
     out.push({ trip_id: trip.trip_id, stops: predicted });
     const last = predicted[predicted.length - 1];
     if (last) end = { at: last.arrival, variance: last.uncertainty * last.uncertainty };
@@ -205,6 +207,22 @@ function propagate(trip: PlannedTrip, sched: readonly number[], start: Start, o:
     out.push({ stop_id: to.stop_id, stop_sequence: to.stop_sequence, arrival, departure: at, uncertainty: Math.round(Math.sqrt(variance)), basis: learned ? 'history' : 'schedule' });
   }
   return out;
+}
+
+/**
+ * Whole seconds, and every stop's arrival at least a second after the departure from the stop
+ * before (its departure not before its arrival): what GTFS-Realtime consumers check (MobilityData
+ * validator E022: times between sequential stops never the same nor decreasing; E025). Stops the
+ * clock holds to "now", or segments the timetable gives no time, would otherwise share a second.
+ */
+function strictlyIncreasing(stops: PredictedStop[]): PredictedStop[] {
+  let previous = -Infinity;
+  for (const s of stops) {
+    s.arrival = Math.max(Math.round(s.arrival), previous + 1);
+    s.departure = Math.max(Math.round(s.departure), s.arrival);
+    previous = s.departure;
+  }
+  return stops;
 }
 
 /** The scheduled dwell at a stop (departure − arrival), 0 when a time is missing. */
