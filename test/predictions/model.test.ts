@@ -174,7 +174,7 @@ describe('prediction model', () => {
     }
   });
 
-  it('block propagation: the next trip of the block starts no earlier than the predicted arrival plus the minimum layover; thin history falls back to the schedule', async () => {
+  it('block propagation: the trip in progress ends within 30 s of the truth, the next trip of the block starts exactly at that arrival plus the 180 s minimum layover; thin history falls back to the schedule (exact)', async () => {
     await buildModel(t.db, g, at(h(5)), { historyDays: 28, bandSeconds: 3600 });
     // T08 left S3 at 08:15 (5 minutes late): S4 at about 08:20, so U08 (08:17) leaves at 08:23 at the earliest.
     await seedTrip(DAY, 'T08', [h(8), h(8, 5), h(8, 15), null], { block: 'B1' });
@@ -196,7 +196,7 @@ describe('prediction model', () => {
     }
   });
 
-  it('terminal holding: a bus waiting at the first stop is not predicted to leave before the scheduled start; the uncertainty widens with the residual spread', async () => {
+  it('terminal holding: a bus waiting at the first stop is predicted to leave at the scheduled start (exact), not before; the uncertainty widens with the residual spread (3× for a ±2 min spread against ±20 s)', async () => {
     await buildModel(t.db, g, at(h(5)), { historyDays: 28, bandSeconds: 3600 });
     await seedTrip(DAY, 'T09', [null, null, null, null]);
     await seedTrip(DAY, 'T07', [h(7), null, null, null]);
