@@ -82,11 +82,12 @@ async function run(engine: 'postgres' | 'pglite', trips: number) {
     const left = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM trip_tracking_dirty');
     const stored = await db.query<{ n: number; passed: number }>('SELECT count(*)::int AS n, sum(recorded_stops)::int AS passed FROM trip_tracking WHERE group_id = $1', [G]);
     const s = [...times].sort((a, b) => a - b);
+    console.log(`  check: ${fmt(stored[0]!.n)} trips stored, ${fmt(stored[0]!.passed)} stops passed, ${fmt(left[0]!.n)} marks left`);
+    if (s.length === 0) return;
     const perRound = statements.reduce((a, b) => a + b, 0) / statements.length;
     console.log(`  ${engine}, ${fmt(trips)} trips × ${fmt(MINUTES * 4 + 1 + ROUNDS)} positions: ${fmt(trips / (percentile(s, 50) / 1000))} trips/s; ` +
       `round p50 ${fmt(percentile(s, 50))} ms, p99 ${fmt(percentile(s, 99))} ms, max ${fmt(s.at(-1)!)} ms (${ROUNDS} rounds); ` +
       `${fmt(perRound)} statements a round (${fmt(perRound / trips, 2)} a trip)`);
-    console.log(`  check: ${fmt(stored[0]!.n)} trips stored, ${fmt(stored[0]!.passed)} stops passed, ${fmt(left[0]!.n)} marks left`);
   } finally {
     await app.close();
     await drop();

@@ -29,11 +29,12 @@
  */
 import type { AppContext } from '../../platform/context.js';
 import type { Db, Queryable, Tx } from '../../platform/db/index.js';
-import { tripShape, tripStopTimes, tripsOnServiceDate, type ScheduledStopTime, type ScheduledTrip } from '../gtfs/service-days.js';
+import { tripStopTimes, tripsOnServiceDate, type ScheduledTrip } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
-import { GPS_GAP_SECONDS, Itinerary, OFF_ITINERARY_M, kilometres, progressOf, stopTimes, type Crossing, type Kilometres, type LonLat } from './passages.js';
+import { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres } from './passages.js';
+import { recomputeTrips, type Mark, type TripKey } from './tracking/round.js';
 
 export { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres };
 
@@ -123,13 +124,8 @@ export interface TripRef {
  * are ordered by the row lock of the upsert.
  */
 
-interface DirtyRow {
-  group_id: string;
-  service_date: string;
-  trip_id: string;
-  /** As text: the mark has microseconds, a Date only milliseconds (its mark would never be cleared). */
-  marked_at: string;
-}
+/** A mark read: marked_at as text (it has microseconds, a Date only milliseconds: its mark would never be cleared). */
+type DirtyRow = Mark;
 
 /**
  * Recomputes the dirty trips (of a group, dates and trips when given) and clears their marks,
@@ -144,9 +140,9 @@ export async function refreshDirty(db: Db, o: { groupId?: string; dates?: readon
      ORDER BY trip_tracking_dirty.marked_at LIMIT $6`,
     [o.groupId ?? null, o.dates ? [...o.dates] : null, o.from ?? null, o.to ?? null, o.tripIds ? [...o.tripIds] : null, o.limit ?? 100_000],
   );
-  for (const r of rows) {
-    await recomputeTrip(db, r.group_id, r.service_date, r.trip_id);
-    await db.query('DELETE FROM trip_tracking_dirty WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 AND marked_at <= $4', [r.group_id, r.service_date, r.trip_id, r.marked_at]);
+  for (let i = 0; i < rows.length; i += REFRESH_CHUNK) {
+    const chunk = rows.slice(i, i + REFRESH_CHUNK);
+    await recomputeBatch(db, chunk, chunk);
   }
   return rows.length;
 }
@@ -165,8 +161,11 @@ const REFRESH_ROUND_MS = 250;
  * queue then waits longer; a read still recomputes the trips it covers first).
  */
 const REFRESH_REST = 2;
-/** Trips recomputed per refreshDirty call of a round. */
-const REFRESH_CHUNK = 100;
+/**
+ * Trips recomputed together (one set-based round of statements): a read that covers a trip being
+ * recomputed waits for its chunk, no more.
+ */
+export const REFRESH_CHUNK = 500;
 
 interface RefreshQueue {
   pending: Map<string, Map<string, TripRef>>;
@@ -239,293 +238,34 @@ export function startTrackingWorker(ctx: AppContext, intervalMs = 5000): () => P
 }
 
 // ---------------------------------------------------------------------------------------------
-// Computing one trip.
+// Computing: set-based rounds (tracking/round.ts) of pure computations (tracking/compute.ts).
 
-interface EventRow {
-  device_id: string;
-  at: Date;
-  event: 'stop_passed' | 'departure' | 'arrival' | 'state_change';
-  stop_id: string | null;
-  stop_sequence: number | null;
-  start_time: number | null;
-  lat: number | null;
-  lon: number | null;
-  gps_valid: boolean;
-}
-
-interface PositionRow {
-  device_id: string;
-  at: Date;
-  lat: number;
-  lon: number;
-  gps_valid: boolean;
-  start_time: number | null;
-}
-
-interface DutyRow {
-  device_id: string;
-  driver_id: string;
-  vehicle_id: string;
-  signed_on_at: Date;
-  signed_off_at: Date | null;
-}
-
-/** A stop's passing time (actual_at) with the report it came from, and its arrival and departure. */
-interface Passage {
-  at: Date;
-  source: 'event' | 'position';
-  device_id: string;
-  lat: number | null;
-  lon: number | null;
-  gps_valid: boolean | null;
-}
-
-interface StopPassage {
-  passing: Passage | null;
-  arrival_at: Date | null;
-  departure_at: Date | null;
-}
-
-/** Reads everything recorded for a trip on a date, computes its tracking and stores it. */
-/** Recomputations of one trip in this process, chained: the last to start writes last. */
+/** Recomputations in this process, by trip: a batch waits for the earlier batches holding any of its trips. */
 const running = new WeakMap<Db, Map<string, Promise<void>>>();
 
 /**
- * Recomputes the stored tracking of a trip from everything recorded. Two recomputations of the same
- * trip in one process run one after the other, so an older reading never overwrites a newer one.
- * (Across instances, a newer mark stays in the queue and a later refresh or read recomputes.)
+ * Recomputes the stored tracking of trips (any groups and dates) and clears the marks read for them,
+ * in one round. Two recomputations of the same trip in one process run one after the other, so an
+ * older reading never overwrites a newer one. (Across instances, a newer mark stays in the queue
+ * and a later refresh or read recomputes.)
  */
-export async function recomputeTrip(db: Db, groupId: string, serviceDate: string, tripId: string): Promise<void> {
+async function recomputeBatch(db: Db, keys: readonly TripKey[], marks: readonly Mark[] = []): Promise<void> {
   let chains = running.get(db);
   if (!chains) running.set(db, (chains = new Map()));
-  const k = `${groupId}\u0000${serviceDate}\u0000${tripId}`;
-  const next = (chains.get(k) ?? Promise.resolve()).catch(() => undefined).then(() => recomputeTripNow(db, groupId, serviceDate, tripId));
-  chains.set(k, next);
+  const ks = [...new Set(keys.map((k) => `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`))];
+  const before = ks.map((k) => chains.get(k)).filter((p): p is Promise<void> => p !== undefined);
+  const next = Promise.all(before.map((p) => p.catch(() => undefined))).then(() => recomputeTrips(db, keys, marks));
+  for (const k of ks) chains.set(k, next);
   try {
     await next;
   } finally {
-    if (chains.get(k) === next) chains.delete(k);
+    for (const k of ks) if (chains.get(k) === next) chains.delete(k);
   }
 }
 
-async function recomputeTripNow(db: Db, groupId: string, serviceDate: string, tripId: string): Promise<void> {
-  const key = [groupId, serviceDate, tripId];
-  const [events, positions, runs, counts] = await Promise.all([
-    db.query<EventRow>(
-      `SELECT device_id, at, event, stop_id, stop_sequence, start_time, lat, lon, gps_valid FROM trip_events
-       WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 ORDER BY at, client_id`, key),
-    db.query<PositionRow>(
-      `SELECT device_id, at, lat, lon, gps_valid, start_time FROM positions
-       WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 ORDER BY at, client_id`, key),
-    db.query<{ device_id: string; kind: 'start' | 'end'; at: Date; start_time: number | null }>(
-      'SELECT device_id, kind, at, start_time FROM trip_runs WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 ORDER BY at', key),
-    db.query<{ device_id: string; at: Date; stop_id: string; stop_sequence: number | null; door: number; boardings: number; alightings: number }>(
-      `SELECT device_id, at, stop_id, stop_sequence, door, SUM(boardings)::int AS boardings, SUM(alightings)::int AS alightings FROM passenger_counts
-       WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 GROUP BY device_id, client_id, at, stop_id, stop_sequence, door ORDER BY at`, key),
-  ]);
-  const reportTimes = [...events.map((e) => e.at), ...positions.map((p) => p.at), ...runs.map((r) => r.at), ...counts.map((c) => c.at)];
-  if (reportTimes.length === 0) {
-    await db.transaction(async (tx) => {
-      await tx.query('DELETE FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND trip_id = $3', key);
-      await tx.query('DELETE FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND trip_id = $3', key);
-    });
-    return;
-  }
-
-  // The scheduled trip: the instance whose start time the reports name, else the first one.
-  const day = await tripsOnServiceDate(db, groupId, serviceDate, { tripIds: [tripId] });
-  const reportedStart = [...runs, ...events, ...positions].find((r) => r.start_time !== null)?.start_time ?? null;
-  const trip: ScheduledTrip | undefined = day.trips.find((t) => reportedStart !== null && t.first_departure === reportedStart) ?? day.trips[0];
-  const stops: ScheduledStopTime[] = trip ? await tripStopTimes(db, groupId, serviceDate, tripId, { startTime: trip.first_departure }) : [];
-  const shape = trip?.shape_id && day.gtfsId ? await tripShape(db, groupId, day.gtfsId, trip.shape_id) : [];
-
-  const devices = [...new Set([...runs, ...events, ...positions, ...counts].map((r) => r.device_id))];
-  const from = new Date(Math.min(...reportTimes.map((d) => d.getTime())));
-  const until = new Date(Math.max(...reportTimes.map((d) => d.getTime())));
-  const duties = await db.query<DutyRow>(
-    `SELECT device_id, driver_id, vehicle_id, signed_on_at, signed_off_at FROM duties
-     WHERE group_id = $1 AND device_id = ANY($2) AND signed_on_at <= $4 AND (signed_off_at IS NULL OR signed_off_at > $3)
-     ORDER BY signed_on_at`,
-    [groupId, devices, from, until],
-  );
-  const dutyAt = (deviceId: string, at: Date) =>
-    duties.find((d) => d.device_id === deviceId && d.signed_on_at <= at && (d.signed_off_at === null || d.signed_off_at > at)) ?? null;
-
-  const line = shape.length >= 2 ? shape.map((p) => [p.lon, p.lat] as LonLat) : stopLine(stops);
-  const passages = matchStops(stops, events, positions, line);
-  const km = kilometres(line, positions);
-
-  // Passenger counts per call: by stop_sequence, else the first call of the stop_id.
-  const doors = new Map<number, { in: number[]; out: number[] }>();
-  for (const c of counts) {
-    const seq = c.stop_sequence !== null && stops.some((s) => s.stop_sequence === c.stop_sequence) ? c.stop_sequence : stops.find((s) => s.stop_id === c.stop_id)?.stop_sequence;
-    if (seq === undefined) continue;
-    const d = doors.get(seq) ?? doors.set(seq, { in: [], out: [] }).get(seq)!;
-    while (d.in.length < c.door) {
-      d.in.push(0);
-      d.out.push(0);
-    }
-    d.in[c.door - 1]! += c.boardings;
-    d.out[c.door - 1]! += c.alightings;
-  }
-  let load = 0;
-  let maxLoad = 0;
-  let boardings = 0;
-  let alightings = 0;
-  for (const s of stops) {
-    const d = doors.get(s.stop_sequence);
-    if (!d) continue;
-    const i = d.in.reduce((a, b) => a + b, 0);
-    const o = d.out.reduce((a, b) => a + b, 0);
-    boardings += i;
-    alightings += o;
-    load = Math.max(0, load + i - o);
-    maxLoad = Math.max(maxLoad, load);
-  }
-
-  // Who operated it: the duty open on the reporting device at each report, first seen first.
-  const seenVehicles: string[] = [];
-  const seenDrivers: string[] = [];
-  for (const r of [...runs, ...events, ...positions, ...counts].sort((a, b) => a.at.getTime() - b.at.getTime())) {
-    const d = dutyAt(r.device_id, r.at);
-    if (d && !seenVehicles.includes(d.vehicle_id)) seenVehicles.push(d.vehicle_id);
-    if (d && !seenDrivers.includes(d.driver_id)) seenDrivers.push(d.driver_id);
-  }
-
-  const last = stops[stops.length - 1];
-  const rows = stops.map((s) => {
-    const passage = passages.get(s.stop_sequence);
-    const p = passage?.passing ?? null;
-    const scheduled = s === last ? (s.arrival_at ?? s.departure_at) : (s.departure_at ?? s.arrival_at);
-    const duty = p ? dutyAt(p.device_id, p.at) : null;
-    const d = doors.get(s.stop_sequence);
-    return {
-      s,
-      p,
-      arrival: passage?.arrival_at ?? null,
-      departure: passage?.departure_at ?? null,
-      delay: p && scheduled ? Math.round((p.at.getTime() - scheduled.getTime()) / 1000) : null,
-      vehicle: duty?.vehicle_id ?? null,
-      driver: duty?.driver_id ?? null,
-      in: d?.in ?? [],
-      out: d?.out ?? [],
-    };
-  });
-  const passed = rows.filter((r) => r.p !== null);
-  const lastPassed = passed[passed.length - 1] ?? null;
-  const lastDelayed = [...passed].reverse().find((r) => r.delay !== null) ?? null;
-  const startRun = runs.find((r) => r.kind === 'start');
-  const endRun = [...runs].reverse().find((r) => r.kind === 'end');
-
-  await db.transaction(async (tx) => {
-    await tx.query(
-      `DELETE FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 AND NOT (stop_sequence = ANY($4::int[]))`,
-      [...key, stops.map((s) => s.stop_sequence)],
-    );
-    if (rows.length > 0) {
-      await tx.query(
-        `INSERT INTO trip_tracking_stops (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
-           actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out, actual_arrival_at, actual_departure_at)
-         SELECT $1, $2, $3, u.stop_sequence, u.stop_id, u.stop_name, u.stop_lat, u.stop_lon, u.sa, u.sd, u.actual_at, u.source, u.delay_seconds, u.lat, u.lon, u.gps_valid, u.device_id, u.vehicle_id, u.driver_id, u.di::int[], u.dout::int[], u.aa, u.ad FROM unnest($4::int[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[],
-           $13::int[], $14::float8[], $15::float8[], $16::bool[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::timestamptz[], $23::timestamptz[])
-           AS u(stop_sequence, stop_id, stop_name, stop_lat, stop_lon, sa, sd, actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, di, dout, aa, ad)
-         ON CONFLICT (group_id, service_date, trip_id, stop_sequence) DO UPDATE SET
-           stop_id = EXCLUDED.stop_id, stop_name = EXCLUDED.stop_name, stop_lat = EXCLUDED.stop_lat, stop_lon = EXCLUDED.stop_lon,
-           scheduled_arrival_at = EXCLUDED.scheduled_arrival_at, scheduled_departure_at = EXCLUDED.scheduled_departure_at, actual_at = EXCLUDED.actual_at,
-           source = EXCLUDED.source, delay_seconds = EXCLUDED.delay_seconds, lat = EXCLUDED.lat, lon = EXCLUDED.lon, gps_valid = EXCLUDED.gps_valid,
-           device_id = EXCLUDED.device_id, vehicle_id = EXCLUDED.vehicle_id, driver_id = EXCLUDED.driver_id, doors_in = EXCLUDED.doors_in, doors_out = EXCLUDED.doors_out,
-           actual_arrival_at = EXCLUDED.actual_arrival_at, actual_departure_at = EXCLUDED.actual_departure_at`,
-        [
-          ...key,
-          rows.map((r) => r.s.stop_sequence), rows.map((r) => r.s.stop_id), rows.map((r) => r.s.stop_name), rows.map((r) => r.s.stop_lat), rows.map((r) => r.s.stop_lon),
-          rows.map((r) => r.s.arrival_at), rows.map((r) => r.s.departure_at), rows.map((r) => r.p?.at ?? null), rows.map((r) => r.p?.source ?? null),
-          rows.map((r) => r.delay), rows.map((r) => r.p?.lat ?? null), rows.map((r) => r.p?.lon ?? null), rows.map((r) => r.p?.gps_valid ?? null),
-          rows.map((r) => r.p?.device_id ?? null), rows.map((r) => r.vehicle), rows.map((r) => r.driver),
-          // int[][] does not travel through unnest as rows: each row's door list as an array literal.
-          rows.map((r) => `{${r.in.join(',')}}`), rows.map((r) => `{${r.out.join(',')}}`),
-          rows.map((r) => r.arrival), rows.map((r) => r.departure),
-        ],
-      );
-    }
-    await tx.query(
-      `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, start_time, gtfs_id, scheduled_start_at, scheduled_end_at, started_at, ended_at, end_reported,
-         last_report_at, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops, unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km,
-         off_itinerary_km, reliable_km, unreliable_km, percent_km, positions, invalid_positions, boardings, alightings, max_load, device_ids, vehicle_ids, driver_ids,
-         direction_id, block_id, headsign, first_stop_id, last_stop_id, last_sequence, doors, computed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33,
-         $34, $35, $36, $37, $38, $39, $40, now())
-       ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET
-         route_id = EXCLUDED.route_id, start_time = EXCLUDED.start_time, gtfs_id = EXCLUDED.gtfs_id, scheduled_start_at = EXCLUDED.scheduled_start_at,
-         scheduled_end_at = EXCLUDED.scheduled_end_at, started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, end_reported = EXCLUDED.end_reported,
-         last_report_at = EXCLUDED.last_report_at, delay_seconds = EXCLUDED.delay_seconds, delay_stop_sequence = EXCLUDED.delay_stop_sequence,
-         planned_stops = EXCLUDED.planned_stops, recorded_stops = EXCLUDED.recorded_stops, unpassed_stops = EXCLUDED.unpassed_stops,
-         last_passed_sequence = EXCLUDED.last_passed_sequence, tk = EXCLUDED.tk, vk = EXCLUDED.vk, recorded_commercial_km = EXCLUDED.recorded_commercial_km,
-         off_itinerary_km = EXCLUDED.off_itinerary_km, reliable_km = EXCLUDED.reliable_km, unreliable_km = EXCLUDED.unreliable_km, percent_km = EXCLUDED.percent_km,
-         positions = EXCLUDED.positions, invalid_positions = EXCLUDED.invalid_positions, boardings = EXCLUDED.boardings, alightings = EXCLUDED.alightings,
-         max_load = EXCLUDED.max_load, device_ids = EXCLUDED.device_ids, vehicle_ids = EXCLUDED.vehicle_ids, driver_ids = EXCLUDED.driver_ids,
-         direction_id = EXCLUDED.direction_id, block_id = EXCLUDED.block_id, headsign = EXCLUDED.headsign, first_stop_id = EXCLUDED.first_stop_id,
-         last_stop_id = EXCLUDED.last_stop_id, last_sequence = EXCLUDED.last_sequence, doors = EXCLUDED.doors, computed_at = now()`,
-      [
-        ...key, trip?.route_id ?? null, trip?.first_departure ?? reportedStart, day.gtfsId, trip?.first_departure_at ?? null, trip?.last_arrival_at ?? null,
-        startRun?.at ?? from, endRun?.at ?? until, endRun !== undefined, until, lastDelayed?.delay ?? null, lastDelayed?.s.stop_sequence ?? null,
-        stops.length, passed.length, rows.filter((r) => r.p === null).map((r) => r.s.stop_sequence), lastPassed?.s.stop_sequence ?? null,
-        km.tk, km.vk, km.recorded_commercial_km, km.off_itinerary_km, km.reliable_km, km.unreliable_km, km.percent_km,
-        positions.length, positions.filter((p) => !p.gps_valid).length, boardings, alightings, maxLoad, devices, seenVehicles, seenDrivers,
-        trip?.direction_id ?? null, trip?.block_id ?? null, trip?.headsign ?? null, stops[0]?.stop_id ?? null, last?.stop_id ?? null, last?.stop_sequence ?? null,
-        Math.max(0, ...[...doors.values()].map((d) => d.in.length)),
-      ],
-    );
-  });
-}
-
-/**
- * Arrival, departure and passing time of each stop (see the rules at the top of this file), by
- * stop_sequence; `line` is the trip's itinerary (shape, else the line through the stops).
- */
-export function matchStops(stops: readonly ScheduledStopTime[], events: readonly EventRow[], positions: readonly PositionRow[], line: readonly LonLat[]): Map<number, StopPassage> {
-  const bySeq = new Map<number, { arrival?: EventRow; departure?: EventRow; passed?: EventRow }>();
-  let lastSeq = -Infinity;
-  for (const e of events) {
-    if (e.event === 'state_change') continue;
-    let seq: number | undefined;
-    if (e.stop_sequence !== null && stops.some((s) => s.stop_sequence === e.stop_sequence)) seq = e.stop_sequence;
-    else if (e.stop_id !== null) {
-      seq = (stops.find((s) => s.stop_id === e.stop_id && s.stop_sequence >= lastSeq) ?? stops.find((s) => s.stop_id === e.stop_id))?.stop_sequence;
-    }
-    if (seq === undefined) continue;
-    lastSeq = seq;
-    const slot = bySeq.get(seq) ?? bySeq.set(seq, {}).get(seq)!;
-    if (e.event === 'arrival') slot.arrival ??= e;
-    else if (e.event === 'departure') slot.departure = e;
-    else slot.passed ??= e;
-  }
-  const valid = positions.filter((p) => p.gps_valid);
-  const it = new Itinerary(line, line[0]?.[1] ?? valid[0]?.lat ?? 45);
-  const fromPositions = it.usable && valid.length > 0 ? stopTimes(it, stops, valid, progressOf(it, valid)) : [];
-  const byEvent = (e: EventRow): Passage => ({ at: e.at, source: 'event', device_id: e.device_id, lat: e.lat, lon: e.lon, gps_valid: e.gps_valid });
-  const byFix = (c: Crossing): Passage => {
-    const p = valid[c.index]!;
-    return { at: c.at, source: 'position', device_id: p.device_id, lat: p.lat, lon: p.lon, gps_valid: true };
-  };
-  const out = new Map<number, StopPassage>();
-  const last = stops[stops.length - 1];
-  stops.forEach((s, k) => {
-    const slot = bySeq.get(s.stop_sequence) ?? {};
-    const pos = fromPositions[k];
-    const arrivalEvent = slot.arrival ?? slot.passed;
-    const departureEvent = slot.departure ?? slot.passed;
-    const arrival = arrivalEvent ? byEvent(arrivalEvent) : pos?.arrival ? byFix(pos.arrival) : null;
-    const departure = departureEvent ? byEvent(departureEvent) : s !== last && pos?.departure ? byFix(pos.departure) : null;
-    const passing = s === last
-      ? (arrival ?? departure)
-      : (departure ?? (slot.arrival ? byEvent(slot.arrival) : null));
-    if (passing || arrival || departure) out.set(s.stop_sequence, { passing, arrival_at: arrival?.at ?? null, departure_at: departure?.at ?? null });
-  });
-  return out;
-}
-
-function stopLine(stops: readonly ScheduledStopTime[]): LonLat[] {
-  return stops.filter((s) => s.stop_lat !== null && s.stop_lon !== null).map((s) => [s.stop_lon!, s.stop_lat!]);
+/** Recomputes the stored tracking of one trip from everything recorded (see recomputeBatch). */
+export async function recomputeTrip(db: Db, groupId: string, serviceDate: string, tripId: string): Promise<void> {
+  await recomputeBatch(db, [{ group_id: groupId, service_date: serviceDate, trip_id: tripId }]);
 }
 
 // ---------------------------------------------------------------------------------------------
