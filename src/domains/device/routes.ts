@@ -15,6 +15,10 @@ import { PARTITIONS_AHEAD_DAYS, startPartitionMaintainer } from '../../platform/
 
 const DEVICE = groupRoles(['driver'], 'DeviceApiRoleRequired', 'device');
 const deviceErrors = { 403: { DeviceCredentialRequired: 'the credential is not bound to a device of this group (a driver session opened with device_id, or a device API key)' } };
+const reportErrors = {
+  ...deviceErrors,
+  503: { PartitionBusy: 'the time partition the reports need (an old backlog) could not be made within 5 s; nothing was stored: send the batch again after the Retry-After header\'s seconds' },
+};
 
 /** spec-adjacent: a device can only write as itself, in its own group. */
 function deviceOf(principal: Principal | null, groupId: string): string {
@@ -55,7 +59,7 @@ export async function deviceRoutes(fastify: FastifyInstance) {
             '(a late item counts as adding its fields, removing none). An item over a bound is rejected alone, its error naming the bound; remove fields by setting them to null.',
           'The device is the one the credential is bound to.',
         ].join('\n\n'),
-        tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: deviceErrors,
+        tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: reportErrors,
       },
       { params: GroupParams, body: ReportBatch, response: { 200: BatchAnswer } },
     ),

@@ -12,6 +12,7 @@
  * All creations and drops of every instance take one advisory lock, so two instances never race.
  */
 import type { Clock } from '../clock.js';
+import { HttpError } from '../http/errors.js';
 import type { Db, Queryable } from './types.js';
 
 export type PartitionedTable = 'positions' | 'trip_events' | 'passenger_counts';
@@ -22,6 +23,14 @@ export const PARTITIONED: Readonly<Record<PartitionedTable, 'day' | 'month'>> = 
 export const PARTITIONS_AHEAD_DAYS = 7;
 
 const LOCK = "SELECT pg_advisory_xact_lock(hashtext('transit-ops:partitions'))";
+/** The lock a partition creation takes; a session holding it (a test) holds back every creation. */
+export const PARTITION_LOCK_KEY = 'transit-ops:partitions';
+/** How long making a partition on demand waits for its locks, in seconds. */
+export const PARTITION_LOCK_TIMEOUT_SECONDS = 5;
+/** The Retry-After of a 503 PartitionBusy, in seconds. */
+export const PARTITION_RETRY_AFTER_SECONDS = 5;
+/** SQLSTATE lock_not_available: lock_timeout expired. */
+const LOCK_NOT_AVAILABLE = '55P03';
 const DAY_MS = 86_400_000;
 
 export interface PartitionSettings {
@@ -44,8 +53,10 @@ const knownOf = (db: Db) => known.get(db) ?? known.set(db, new Set()).get(db)!;
 /**
  * Makes sure the partitions holding these instants exist (one short transaction when one is
  * missing). Making a partition locks its parent against every reader and writer: it waits at most
- * 5 s for a long reader (an export), then fails (the device retries) rather than stall the ingest
- * of every device queued behind it. Partitions made ahead keep this off the common path.
+ * PARTITION_LOCK_TIMEOUT_SECONDS for a long reader (an export) or another instance's round, then
+ * fails with 503 PartitionBusy and Retry-After (nothing stored; the device sends the batch again)
+ * rather than stall the ingest of every device queued behind it. Partitions made ahead keep this
+ * off the common path.
  */
 export async function ensurePartitions(db: Db, wanted: readonly { table: PartitionedTable; at: Date }[]): Promise<void> {
   const set = knownOf(db);
@@ -55,14 +66,22 @@ export async function ensurePartitions(db: Db, wanted: readonly { table: Partiti
     if (!set.has(name)) missing.set(name, w);
   }
   if (missing.size === 0) return;
-  await db.transaction(async (tx) => {
-    await tx.query("SET LOCAL lock_timeout = '5s'");
-    await tx.query(LOCK);
-    const all = [...missing.values()];
-    await tx.query('SELECT transit_ops_ensure_partition(u.t, u.unit, u.at) FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(t, unit, at)', [
-      all.map((w) => w.table), all.map((w) => PARTITIONED[w.table]), all.map((w) => w.at.toISOString()),
-    ]);
-  });
+  try {
+    await db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL lock_timeout = '${PARTITION_LOCK_TIMEOUT_SECONDS}s'`);
+      await tx.query(LOCK);
+      const all = [...missing.values()];
+      await tx.query('SELECT transit_ops_ensure_partition(u.t, u.unit, u.at) FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(t, unit, at)', [
+        all.map((w) => w.table), all.map((w) => PARTITIONED[w.table]), all.map((w) => w.at.toISOString()),
+      ]);
+    });
+  } catch (err) {
+    if ((err as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE) {
+      throw new HttpError(503, 'PartitionBusy', `the partition for these reports could not be made within ${PARTITION_LOCK_TIMEOUT_SECONDS} s (a long reader or another instance holds the table); ` +
+        `nothing was stored: send the batch again after Retry-After seconds`, { 'retry-after': String(PARTITION_RETRY_AFTER_SECONDS) });
+    }
+    throw err;
+  }
   for (const name of missing.keys()) set.add(name);
 }
 
