@@ -2,7 +2,9 @@
  * The live network page: static files at /live (no CDN, no map tiles: it works offline), and the
  * two reads it needs beside the live stream (internal document, tag live-map).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { extname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -14,6 +16,12 @@ import { mapDate, networkMap, vehiclesOnDuty } from './service.js';
 
 /** The page's files, read once (src/ and dist/ are both one level under the package root). */
 const STATIC_DIR = new URL('../../../static/live/', import.meta.url);
+/** The console's build (npm run build: vite, console/ → dist/console/; not in git). */
+const CONSOLE_DIR = fileURLToPath(new URL('../../../dist/console/', import.meta.url));
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json', '.woff2': 'font/woff2',
+};
 const FILES: Record<string, string> = { 'index.html': 'text/html; charset=utf-8', 'app.js': 'text/javascript; charset=utf-8', 'style.css': 'text/css; charset=utf-8' };
 
 export async function liveMapRoutes(fastify: FastifyInstance) {
@@ -56,4 +64,46 @@ export async function liveMapPage(app: FastifyInstance) {
   };
   app.get('/live', { schema: { hide: true } }, send('index.html'));
   for (const name of Object.keys(FILES)) app.get(`/live/${name}`, { schema: { hide: true } }, send(name));
+  await consolePage(app);
+}
+
+/** Every file under dir, by its path relative to it (with /). */
+function readTree(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.set(relative(dir, p).split('\\').join('/'), readFileSync(p));
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return out;
+}
+
+/**
+ * GET /console/ and its files (outside /api/v4): the control room's console, read once from
+ * dist/console/ at start. The files under assets/ have a content hash in their name and are cached
+ * for a year; index.html is revalidated each time. Without a build, /console/ answers 503 saying so.
+ */
+export async function consolePage(app: FastifyInstance, dir = CONSOLE_DIR) {
+  const files = readTree(dir);
+  type Reply = { header: (k: string, v: string) => unknown; status: (n: number) => Reply; send: (b: Buffer | string) => unknown; redirect: (url: string) => unknown };
+  const send = (name: string, reply: Reply) => {
+    const body = files.get(name);
+    if (!body) {
+      if (name === 'index.html') {
+        reply.header('content-type', 'text/plain; charset=utf-8');
+        return reply.status(503).send('The console is not built: run `npm run build` (npm ci does it).');
+      }
+      reply.header('content-type', 'text/plain; charset=utf-8');
+      return reply.status(404).send(`No file ${name} in the console.`);
+    }
+    reply.header('content-type', TYPES[extname(name)] ?? 'application/octet-stream');
+    reply.header('cache-control', name.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+    return reply.send(body);
+  };
+  app.get('/console', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/console/'));
+  app.get('/console/', { schema: { hide: true } }, async (_req, reply) => send('index.html', reply as unknown as Reply));
+  app.get('/console/*', { schema: { hide: true } }, async (req, reply) => send((req.params as { '*': string })['*'], reply as unknown as Reply));
 }
