@@ -106,7 +106,7 @@ program
       void sim.start().then(
         () => {
           console.log(`Simulator: caught up with today in ${((Date.now() - started) / 1000).toFixed(1)} s (${sim.stats.accepted} reports); the vehicles now run in real time.`);
-          if (!closing) sim.run(5000);
+          if (!closing) sim.run();
         },
         (err: unknown) => app.log.error({ err }, 'the simulator could not start'),
       );
@@ -168,10 +168,15 @@ program
     const reader = account(o.reader);
     const baseUrl = o.url.replace(/\/$/, '');
     const log = (m: string) => console.error(m);
-    let sim: { start(): Promise<void>; run(ms?: number): void; stop(): Promise<void>; stats: object };
+    let sim: import('./domains/simulate/simulator.js').NetworkSimulator;
+    const routes = o.routes ? o.routes.split(',').map((r) => r.trim()).filter(Boolean) : undefined;
     if (o.group === 'demo' && !o.provision && !o.adminKey) {
+      // The demo: the same simulator, with the demo's accounts, planning and seed.
       const { Simulator } = await import('./domains/demo/simulator.js');
-      sim = new Simulator({ baseUrl, groupId: o.group, ...(o.seed !== undefined ? { seed: o.seed } : {}), backfillDays: o.backfillDays, log, ...(admin ? { admin } : {}), ...(reader ? { reader } : {}) });
+      sim = new Simulator({
+        baseUrl, groupId: o.group, backfillDays: o.backfillDays, log, ...(o.seed !== undefined ? { seed: o.seed } : {}), ...(admin ? { admin } : {}), ...(reader ? { reader } : {}),
+        ...(o.vehicles !== undefined ? { vehicles: o.vehicles } : {}), ...(o.period !== undefined ? { positionEvery: o.period } : {}), ...(routes ? { routes } : {}),
+      });
     } else {
       const adminAuth = o.adminKey ? { apiKey: o.adminKey } : admin;
       if (!adminAuth) throw new UsageError('give an admin of the group: --admin email:password (or --admin-key)');
@@ -179,15 +184,15 @@ program
       sim = new NetworkSimulator({
         baseUrl, groupId: o.group, adminAuth, ...(reader ? { planningAuth: reader } : {}), provision: o.provision ?? false, backfillDays: o.backfillDays, log,
         ...(o.vehicles !== undefined ? { vehicles: o.vehicles } : {}), ...(o.period !== undefined ? { period: o.period } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
-        ...(o.routes ? { routes: o.routes.split(',').map((r) => r.trim()).filter(Boolean) } : {}),
+        ...(routes ? { routes } : {}),
       });
     }
     const started = Date.now();
     await sim.start();
-    const { batchLatencyMs: _l, ...stats } = sim.stats as { batchLatencyMs?: number[] };
+    const { batchLatencyMs: _l, ...stats } = sim.stats;
     console.error(`simulator: sent what was due in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(stats)}`);
     if (o.once) return;
-    sim.run(o.group === 'demo' && !o.provision && !o.adminKey ? 5000 : 1000);
+    sim.run();
     const stop = () => void sim.stop().then(() => process.exit(0));
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);

@@ -2,8 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { fixedClock } from '../../src/platform/clock.js';
 import { demoAccount, loadDemo } from '../../src/domains/demo/load.js';
-import { generateNetwork } from '../../src/domains/demo/network.js';
-import { vehicleDay } from '../../src/domains/demo/simulation.js';
 import { Simulator } from '../../src/domains/demo/simulator.js';
 import { tripsOnServiceDate } from '../../src/domains/gtfs/service-days.js';
 import { inject, setup, type TestApp } from '../helpers/app.js';
@@ -32,9 +30,10 @@ describe('the simulator, over HTTP against the demo network', () => {
 
   const events = async (tripId: string) =>
     (await inject(t, { url: `/api/v4/groups/demo/trip-events?start_date=2026-11-23&end_date=2026-11-23&trip_id=${tripId}`, headers: operator })).json as { event: string; stop_sequence: number; vehicle_id: string; driver_id: string }[];
+  let s: Simulator;
 
-  it('signs the morning vehicles on and records every stop of the trips that ended, with no item rejected', async () => {
-    const s = sim();
+  it('signs the morning vehicles on and records an arrival and a departure at every stop of the trips that ended, with no item rejected', async () => {
+    s = sim();
     await s.start();
     simNow = at('06:30');
     await s.tick();
@@ -51,7 +50,10 @@ describe('the simulator, over HTTP against the demo network', () => {
     expect(ended.length).toBeGreaterThan(4);
     for (const trip of ended) {
       const recorded = await events(trip.trip_id);
-      expect(recorded.map((e) => e.event)).toEqual(['departure', ...Array(trip.stop_count - 2).fill('stop_passed'), 'arrival']);
+      const byStop = new Map<number, string[]>();
+      for (const e of recorded) byStop.set(e.stop_sequence, [...(byStop.get(e.stop_sequence) ?? []), e.event].sort());
+      const calls = [...byStop].sort((a, b) => a[0] - b[0]).map(([, ev]) => ev);
+      expect(calls).toEqual([['departure'], ...Array(trip.stop_count - 2).fill(['arrival', 'departure']), ['arrival']]);
       const planned = planning.find((p) => p.trip_id === trip.trip_id)!;
       expect(recorded.every((e) => e.vehicle_id === planned.vehicle_id && e.driver_id === planned.driver_id)).toBe(true);
     }
@@ -77,33 +79,20 @@ describe('the simulator, over HTTP against the demo network', () => {
     expect(again.stats.duplicates).toBeGreaterThan(0);
     expect(again.stats.rejected).toBe(0);
   }, 300_000);
-});
 
-describe('a vehicle\'s simulated day', () => {
-  const n = generateNetwork();
-  const block = n.blocks.find((b) => b.service_id === 'WK' && b.route_id === 'L1')!;
-  const pieces = block.trips.map((p) => ({ trip_id: p.trip_id, start: p.start, start_time: null, driver_id: p.shift === 0 ? 'a'.repeat(24) : 'b'.repeat(24) }));
-  const day = vehicleDay(n, '2026-11-23', 'bus-101', 'tab-101', pieces, { seed: 1, positionEvery: 20 });
-
-  it('holds the items of an offline window until the window ends (the backlog)', () => {
-    expect(day.offline.length).toBeGreaterThan(0);
-    for (const { item, release } of day.items) {
-      const time = Date.parse(item.at);
-      const window = day.offline.find(([from, to]) => time >= from && time < to);
-      expect(release).toBe(window ? window[1] : time);
-    }
-    expect(day.items.some(({ item, release }) => release > Date.parse(item.at))).toBe(true);
-  });
-
-  it('opens a duty per driver: sign-on and sign-off around each driver\'s trips, the relief between', () => {
-    const signs = day.items.filter(({ item }) => item.type === 'sign_on' || item.type === 'sign_off').map(({ item }) => [item.type, item['driver_id'] ?? null]);
-    expect(signs).toEqual([['sign_on', 'a'.repeat(24)], ['sign_off', null], ['sign_on', 'b'.repeat(24)], ['sign_off', null]]);
-    const starts = day.items.filter(({ item }) => item.type === 'trip_start').map(({ item }) => item['trip_id']);
-    expect(starts).toEqual(block.trips.map((p) => p.trip_id));
-  });
-
-  it('is the same day for the same seed, with the same item ids', () => {
-    const again = vehicleDay(n, '2026-11-23', 'bus-101', 'tab-101', pieces, { seed: 1, positionEvery: 20 });
-    expect(again.items.map((i) => i.item.id)).toEqual(day.items.map((i) => i.item.id));
+  describe('the demo simulator\'s days', () => {
+    it('follows the planning: a vehicle\'s trips split at the relief into two duties, each driver signed on before their first trip and off after their last', async () => {
+      // The simulator of the first test prepared today's vehicles from the planning.
+      const planning = (await inject(t, { url: '/api/v4/groups/demo/planning?date=20261123', headers: operator })).json as { trip_id: string; vehicle_id: string; driver_id: string }[];
+      const vehicle = s.vehiclesOf('2026-11-23').find((v) => v.run.duties.length === 2 && v.run.duties.every((d) => d.trips.every((x) => !x.plan.frequency)))!;
+      expect(vehicle).toBeDefined();
+      const [first, second] = vehicle.run.duties as [typeof vehicle.run.duties[0], typeof vehicle.run.duties[0]];
+      const driverOf = new Map(planning.filter((p) => p.vehicle_id === vehicle.vehicleId).map((p) => [p.trip_id, p.driver_id]));
+      expect(first.driver_id).not.toBe(second.driver_id);
+      for (const duty of [first, second]) for (const trip of duty.trips) expect(driverOf.get(trip.plan.trip_id)).toBe(duty.driver_id);
+      const items = vehicle.run.items(0, Infinity).map((x) => x.item).filter((i) => i.type === 'sign_on' || i.type === 'sign_off' || i.type === 'trip_start');
+      const kinds = items.map((i) => (i.type === 'sign_on' ? `on:${(i as unknown as { driver_id: string }).driver_id}` : i.type === 'sign_off' ? 'off' : 'trip'));
+      expect(kinds).toEqual([`on:${first.driver_id}`, ...first.trips.map(() => 'trip'), 'off', `on:${second.driver_id}`, ...second.trips.map(() => 'trip'), 'off']);
+    });
   });
 });

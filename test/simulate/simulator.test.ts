@@ -29,8 +29,9 @@ describe('the network simulator on a published feed, over HTTP', () => {
     sim.onBatch((b) => batches.push(b));
     await sim.start();
     // The service's clock and the simulator's move together, past the end of every trip.
-    for (const time of ['07:50', '08:10', '08:30', '08:50', '09:10', '09:40']) {
-      clock.set(at(time));
+    // Every 2 minutes: a tick falls in each offline window (3 to 8 minutes).
+    for (let m = 7 * 60 + 40; m <= 9 * 60 + 40; m += 2) {
+      clock.set(at(`${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`));
       await sim.tick();
     }
   }, 300_000);
@@ -65,6 +66,16 @@ describe('the network simulator on a published feed, over HTTP', () => {
     }
     // The second trip of the block starts after the first has arrived, plus a layover.
     expect(truth.get('T2')!.truth.passing[0]!).toBeGreaterThanOrEqual(truth.get('T1')!.truth.arrival.at(-1)! + 180);
+  });
+
+  it('holds a device\'s items during an offline window and sends them once it ends (the backlog)', () => {
+    const windows = sim.vehiclesOf(DATE).flatMap((v) => v.offline.map(([a, b]) => ({ device: v.deviceId, a, b })));
+    expect(windows.length).toBeGreaterThan(0);
+    for (const w of windows) {
+      const held = batches.filter((b) => b.deviceId === w.device && b.items.some((i) => Date.parse(i.at) >= w.a && Date.parse(i.at) < w.b));
+      expect(held.length).toBeGreaterThan(0);
+      for (const b of held) expect(b.simulatedAt).toBeGreaterThanOrEqual(w.b);
+    }
   });
 
   it('a second run provisions nothing new and its reports come back as duplicates', async () => {

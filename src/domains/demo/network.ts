@@ -6,8 +6,9 @@
  * public holidays); the last evening trips end after midnight (times past 24:00:00). Vehicle
  * blocks are built greedily, a relief splits each long block between two drivers.
  *
- * The model is a pure function of the seed: the loader writes it as a GTFS feed, the simulator
- * regenerates it to know the stop times and shapes of the trips it operates.
+ * The model is a pure function of the seed: the loader writes it as a GTFS feed and the
+ * planning; the simulator reads them back over HTTP like any published feed (its hub stands for
+ * the busy stop of the traffic model).
  */
 import CheapRuler from 'cheap-ruler';
 import { DateTime } from 'luxon';

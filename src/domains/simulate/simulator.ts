@@ -59,6 +59,8 @@ export interface NetworkSimulatorOptions {
   concurrency?: number;
   /** Stops where dwell is longer; default: those served by 3 routes or more. */
   busyStops?: ReadonlySet<string>;
+  /** The planning of a date that has none (the body of PUT planning), sent before the day runs (the demo plans its days). */
+  planDay?: (date: string) => unknown[];
 }
 
 export interface NetworkSimulatorStats {
@@ -82,8 +84,10 @@ export interface BatchEvent {
   accepted: number;
   duplicates: number;
   rejected: number;
-  /** Epoch ms: when the request left, when the answer came back. */
+  /** Epoch ms: when the request left, when the answer came back (real time). */
   sentAt: number;
+  /** The simulated time at which the device sent it (the `now` option; real time by default). */
+  simulatedAt: number;
   answeredAt: number;
   /** A batch sent a second time on purpose (a lost answer). */
   resent: boolean;
@@ -111,7 +115,7 @@ const MAX_LATENCY_SAMPLES = 100_000;
 
 export class NetworkSimulator {
   readonly stats: NetworkSimulatorStats = { batches: 0, accepted: 0, duplicates: 0, rejected: 0, failedRequests: 0, batchLatencyMs: [], vehicles: 0, firstRejection: null };
-  private readonly o: Required<Omit<NetworkSimulatorOptions, 'log' | 'planningAuth' | 'routes' | 'busyStops' | 'vehicles'>> & Pick<NetworkSimulatorOptions, 'planningAuth' | 'routes' | 'busyStops' | 'vehicles'> & { log: (m: string) => void };
+  private readonly o: Required<Omit<NetworkSimulatorOptions, 'log' | 'planningAuth' | 'routes' | 'busyStops' | 'vehicles' | 'planDay'>> & Pick<NetworkSimulatorOptions, 'planningAuth' | 'routes' | 'busyStops' | 'vehicles' | 'planDay'> & { log: (m: string) => void };
   private readonly client: ApiClient;
   private readonly planningClient: ApiClient;
   private readonly listeners = new Set<(b: BatchEvent) => void>();
@@ -184,8 +188,10 @@ export class NetworkSimulator {
   }
 
   /** The vehicles simulated on a date, by vehicle id. */
-  vehiclesOf(date: string): { vehicleId: string; deviceId: string; trips: string[] }[] {
-    return (this.days.get(date)?.streams ?? []).map((s) => ({ vehicleId: s.run.vehicleId, deviceId: s.run.deviceId, trips: s.run.duties.flatMap((d) => d.trips.map((t) => t.plan.key)) }));
+  vehiclesOf(date: string): { vehicleId: string; deviceId: string; trips: string[]; offline: [number, number][]; run: VehicleRun }[] {
+    return (this.days.get(date)?.streams ?? []).map((s) => ({
+      vehicleId: s.run.vehicleId, deviceId: s.run.deviceId, trips: s.run.duties.flatMap((d) => d.trips.map((t) => t.plan.key)), offline: s.offline, run: s.run,
+    }));
   }
 
   /** Sends every item due by now; prepares service days as they begin. */
@@ -235,7 +241,12 @@ export class NetworkSimulator {
     const byTripStart = new Map(plans.map((p) => [`${p.trip_id}|${p.trip.start_time}`, p]));
     // Chains: the planning's vehicles when the day is planned, else blocks.
     const chains = new Map<string, { vehicleId: string; trips: { plan: TripPlan; driver: string }[] }>();
-    const planning = this.o.usePlanning ? await this.planningOf(date) : [];
+    let planning = this.o.usePlanning ? await this.planningOf(date) : [];
+    if (planning.length === 0 && this.o.planDay) {
+      await this.client.group('PUT', '/planning?filename=simulator.json', this.o.planDay(date));
+      planning = await this.planningOf(date);
+      this.o.log(`simulator: planned ${planning.length} trips of ${date}`);
+    }
     const planned = planning.filter((p) => p.vehicle_id && p.driver_id);
     if (planned.length > 0) {
       for (const p of planned) {
@@ -388,13 +399,13 @@ export class NetworkSimulator {
     const items = s.run.items(s.cursor, horizon).filter(({ at, item }) => item.type !== 'position' || now - at <= this.o.thinAfterMs || at % 60_000 < step).map((x) => x.item);
     for (let i = 0; i < items.length; i += MAX_BATCH) {
       const batch = items.slice(i, i + MAX_BATCH);
-      if (!(await this.sendBatch(s, key, batch, false))) return;
-      if (this.r() < this.o.duplicateRate) await this.sendBatch(s, key, batch, true);
+      if (!(await this.sendBatch(s, key, batch, false, now))) return;
+      if (this.r() < this.o.duplicateRate) await this.sendBatch(s, key, batch, true, now);
     }
     s.cursor = horizon;
   }
 
-  private async sendBatch(s: Stream, key: string, items: Item[], resent: boolean): Promise<boolean> {
+  private async sendBatch(s: Stream, key: string, items: Item[], resent: boolean, simulatedAt: number): Promise<boolean> {
     const sentAt = Date.now();
     try {
       const answer = await this.client.reports(key, items);
@@ -411,7 +422,7 @@ export class NetworkSimulator {
       }
       const event: BatchEvent = {
         deviceId: s.run.deviceId, vehicleId: s.run.vehicleId, serviceDate: s.run.serviceDate, items, accepted: answer.accepted.length,
-        duplicates: answer.duplicates.length, rejected: answer.rejected.length, sentAt, answeredAt, resent,
+        duplicates: answer.duplicates.length, rejected: answer.rejected.length, sentAt, answeredAt, simulatedAt, resent,
       };
       for (const cb of this.listeners) cb(event);
       return true;
