@@ -11,7 +11,7 @@
  * statements it sends to the database are counted (a counting wrapper around the Db).
  *
  * Prints, per engine and size: trips/s, statements per round (and per trip), round p50/p99/max.
- * Options (env): TRIPS ("400,4000"), MINUTES (30), ROUNDS (5), ENGINES ("postgres,pglite"), DATABASE_URL.
+ * Options (env): TRIPS ("400,4000"), MINUTES (30), ROUNDS (5), ENGINES ("postgres,pglite"), PROFILE (1: each statement's time), DATABASE_URL.
  */
 import { randomUUID } from 'node:crypto';
 import { createGroup } from '../src/domains/groups/service.js';
@@ -28,20 +28,27 @@ const MINUTES = Number(process.env['MINUTES'] ?? 30);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 5);
 const ENGINES = (process.env['ENGINES'] ?? 'postgres,pglite').split(',') as ('postgres' | 'pglite')[];
 const STOPS = 20;
+/** PROFILE=1: print each statement of a round with its time. */
+const PROFILE = process.env['PROFILE'] === '1';
 const TZ = 'Europe/Paris';
 const G = 'bench';
 
 /** Counts the statements sent through a Db and its transactions. */
 function counting(db: Db): { db: Db; count: () => number } {
   let n = 0;
+  const timed = <T>(text: string, p: Promise<T>) => {
+    if (!PROFILE) return p;
+    const t0 = performance.now();
+    return p.finally(() => console.log(`    ${fmt(performance.now() - t0)} ms  ${text.replace(/\s+/g, ' ').slice(0, 90)}`));
+  };
   const tx = (t: Tx): Tx => ({
-    query: (text, params) => (n++, t.query(text, params)),
+    query: (text, params) => (n++, timed(text, t.query(text, params))),
     exec: (s) => (n++, t.exec(s)),
     copyFrom: (a, b, c) => (n++, t.copyFrom(a, b, c)),
     savepoint: (fn) => t.savepoint((inner) => fn(tx(inner))),
   });
   const wrapped: Db = Object.create(db, {
-    query: { value: (text: string, params?: readonly unknown[]) => (n++, db.query(text, params)) },
+    query: { value: (text: string, params?: readonly unknown[]) => (n++, timed(text, db.query(text, params))) },
     exec: { value: (s: string) => (n++, db.exec(s)) },
     transaction: { value: <T>(fn: (t: Tx) => Promise<T>) => (n++, db.transaction((t) => fn(tx(t)))) },
   });

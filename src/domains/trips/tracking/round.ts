@@ -184,7 +184,8 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[]): 
   const shapes = new Map<string, Map<string, ShapePoint[]>>();
   for (const [gtfsId, trips] of wantedTrips) {
     stopTimes.set(gtfsId, await cache.stopTimesOf(db, groupId, gtfsId, [...trips]));
-    const shapeIds = keys.map((k) => instanceOf.get(k2(k.service_date, k.trip_id))?.shape_id).filter((s): s is string => !!s);
+    const shapeIds = keys.filter((k) => days.get(k.service_date)!.gtfsId === gtfsId)
+      .map((k) => instanceOf.get(k2(k.service_date, k.trip_id))?.shape_id).filter((s): s is string => !!s);
     shapes.set(gtfsId, await cache.shapesOf(db, groupId, gtfsId, shapeIds));
   }
 
@@ -229,13 +230,12 @@ async function write(db: Db, results: readonly { key: TripKey; result: TripResul
   await db.transaction(async (tx) => {
     if (results.length > 0) {
       // Stop rows of the round's trips that are no longer scheduled (or whose trip has nothing recorded).
+      // (Each trip with the list of its stop_sequences kept: a join on the key, then a short array test per row.)
       await tx.query(
-        `DELETE FROM trip_tracking_stops s USING unnest($1::text[], $2::date[], $3::text[]) AS k(g, d, t)
-         WHERE s.group_id = k.g AND s.service_date = k.d AND s.trip_id = k.t
-           AND NOT EXISTS (SELECT 1 FROM unnest($4::text[], $5::date[], $6::text[], $7::int[]) AS n(g, d, t, q)
-                           WHERE n.g = s.group_id AND n.d = s.service_date AND n.t = s.trip_id AND n.q = s.stop_sequence)`,
+        `DELETE FROM trip_tracking_stops s USING unnest($1::text[], $2::date[], $3::text[], $4::text[]) AS k(g, d, t, kept)
+         WHERE s.group_id = k.g AND s.service_date = k.d AND s.trip_id = k.t AND NOT (s.stop_sequence = ANY(k.kept::int[]))`,
         [col(results, (r) => r.key.group_id), col(results, (r) => r.key.service_date), col(results, (r) => r.key.trip_id),
-          col(stops, (s) => s.key.group_id), col(stops, (s) => s.key.service_date), col(stops, (s) => s.key.trip_id), col(stops, (s) => s.r.s.stop_sequence)],
+          col(results, (r) => intArray(r.result?.stops.map((x) => x.s.stop_sequence) ?? []))],
       );
       const gone = results.filter((r) => r.result === null);
       if (gone.length > 0) {
