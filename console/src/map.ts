@@ -43,7 +43,9 @@ export class MapView {
     this.ready = new Promise((resolve) => {
       map.on('load', () => {
         this.drawNetwork();
-        map.addSource('vehicles', { type: 'geojson', data: collection([]) });
+        // Tiled up to zoom 12 only (overzoomed beyond: ~1 m precision): a redraw of thousands of
+        // vehicles cuts fewer tiles in the worker.
+        map.addSource('vehicles', { type: 'geojson', data: collection([]), maxzoom: 12 });
         map.addLayer({
           id: 'vehicles', type: 'circle', source: 'vehicles',
           paint: {
