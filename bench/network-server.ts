@@ -4,8 +4,10 @@
  * with one difference: the clock is the system clock moved by BENCH_CLOCK_OFFSET_MS, so that the
  * service lives at the feed's morning peak whatever the hour of the run (the simulator is given
  * the same offset, so both agree on "now"). The service has no such setting: a shifted clock is a
- * benchmark's need, not an operator's.
+ * benchmark's need, not an operator's. It also prints, every second, the longest delay of its
+ * event loop in that second (a request waits that long behind whatever held the loop).
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import type { Clock } from '../src/platform/clock.js';
@@ -30,3 +32,10 @@ process.on('SIGINT', () => void stop());
 await app.listen({ port: config.port, host: '127.0.0.1' });
 // The parent waits for this line.
 console.log(`listening ${(app.server.address() as { port: number }).port}`);
+// How long the event loop was held (every request waits behind it): the longest delay of each second, for the parent.
+const delay = monitorEventLoopDelay({ resolution: 10 });
+delay.enable();
+setInterval(() => {
+  console.log(`eventloop ${Math.round(delay.max / 1e6)}`);
+  delay.reset();
+}, 1000).unref();

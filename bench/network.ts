@@ -11,7 +11,7 @@
  *    The feed is imported and published through the real API (the import timed).
  * 4. The simulator at the peak: one vehicle per block running then, each reporting through the
  *    device API every --period seconds (15), the service and the simulator on the same shifted
- *    clock; for --minutes N (10).
+ *    clock; after its start (provisioning, the morning so far), measured for --minutes N (10).
  * 5. Every 30 s and at the end: items/s and batch p50/p99; tracking lag (report accepted →
  *    visible in the trip object, and in vehicle-positions); the four passenger feeds (GTFS-RT
  *    vehicle-positions and trip-updates, SIRI vehicle-monitoring and estimated-timetable) fetched
@@ -23,7 +23,10 @@
  *
  * Options: --feed (mta-queens), --minutes (10), --date YYYY-MM-DD (a weekday of the feed; default
  * the next weekday from today), --at HH:MM (08:00, the feed's local time), --vehicles N (at most
- * N vehicles, the blocks running at --at first), --period S (15), --keep, --port (0: any).
+ * N vehicles, the blocks running at --at first), --period S (15), --keep, --port (0: any),
+ * --load sim (the network simulator, src/domains/simulate: provisions, sends each vehicle's
+ * morning so far, then runs in real time) or replay (bench/network-replay.ts: the timetable
+ * exactly, from the start instant, no backlog).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -52,6 +55,7 @@ const { values: args } = parseArgs({
     period: { type: 'string', default: '15' },
     keep: { type: 'boolean', default: false },
     port: { type: 'string', default: '0' },
+    load: { type: 'string', default: 'sim' },
   },
 });
 const FEED = args.feed!;
@@ -105,6 +109,8 @@ const F = {
   coverageVehicles: new Series(),
   coverageTrips: new Series(),
   buildUpperBound: new Series(),
+  /** The longest event loop delay of the server in each second. */
+  eventLoopMs: new Series(),
 };
 
 // ---- The service ------------------------------------------------------------------------------
@@ -129,6 +135,11 @@ async function startServer(databaseUrl: string, offsetMs: number): Promise<void>
       out += b.toString();
       const m = /listening (\d+)/.exec(out);
       if (m) resolve(Number(m[1]));
+      for (const line of out.split('\n').slice(0, -1)) {
+        const d = /^eventloop (\d+)/.exec(line);
+        if (d && running) F.eventLoopMs.add(Number(d[1]));
+      }
+      out = out.slice(out.lastIndexOf('\n') + 1);
     });
     child!.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening`)));
   });
@@ -498,7 +509,7 @@ async function main() {
     // Provisioning (vehicles, drivers, devices, keys) on the setup clock; then the service restarts on the run's clock.
     await simulator.prepare({ baseUrl, groupId: GROUP, admin: ADMIN, date, peak: peak.toMillis(), minutes: MINUTES, periodS: PERIOD_S, maxVehicles: MAX_VEHICLES, databaseUrl: urlOf(database), log });
     log(`simulator prepared in ${((Date.now() - provisionStart) / 1000).toFixed(1)} s: ${simulator.vehicles} vehicles`);
-    const sizeBefore = await databaseSizes(admin, database);
+    const sizeImported = await databaseSizes(admin, database);
 
     await stopServer();
     const offset = peak.toMillis() - Date.now();
@@ -512,6 +523,11 @@ async function main() {
       log(`simulator started (provisioning, each vehicle's morning so far) in ${((Date.now() - t2) / 1000).toFixed(1)} s; the measured run starts at ${new Date(now()).toISOString()}`);
     }
 
+    // The first request of a feed waits for the group's first snapshot: made before the measure.
+    const t3 = Date.now();
+    for (const name of Object.keys(FEEDS)) await fetch(`${baseUrl}/api/v4/groups/${GROUP}${FEEDS[name as keyof typeof FEEDS]}`, { signal: AbortSignal.timeout(900_000) }).then((r) => r.arrayBuffer());
+    log(`first snapshot of the feeds: ${((Date.now() - t3) / 1000).toFixed(1)} s`);
+    const sizeBefore = await databaseSizes(admin, database);
     const cpu = new CpuMeter(admin, database);
     const profile = new QueryProfile(admin, database);
     let last = { ...(await cpu.sample()), t: Date.now() };
@@ -536,6 +552,7 @@ async function main() {
         ...Object.keys(FEEDS).map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB`),
         `  freshness: header age ${F.headerAge.describe(since, 's', 1)}, position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age ${F.buildUpperBound.describe(since, 's', 1)}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
+        `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}`,
         `  CPU: server ${fmt((100 * (c.serverS - last.serverS)) / seconds)} %, PostgreSQL backends ${fmt((100 * (c.postgresS - last.postgresS)) / seconds)} %, load generator ${fmt((100 * process.cpuUsage().user) / 1e6 / ((Date.now() - runStart) / 1000))} % (run mean); server RSS ${fmt(child?.pid ? rssMb(child.pid) : NaN)} MB; load average ${loadavg()[0]!.toFixed(1)}`,
       ].join('\n');
       last = { ...c, t: Date.now() };
@@ -564,7 +581,7 @@ async function main() {
     console.log(`import ${importS.toFixed(1)} s; service date ${date} from ${args.at} local; ${simulator.vehicles} vehicles (one per block running), period ${PERIOD_S} s; simulator: ${simulator.name}`);
     console.log(final);
     const grown = sizeAfter.total - sizeBefore.total;
-    console.log(`database: ${fmt(sizeBefore.total / 1024 / 1024)} MB before the run, ${fmt(sizeAfter.total / 1024 / 1024)} MB after (+${fmt(grown / 1024 / 1024, 1)} MB in ${MINUTES} min)`);
+    console.log(`database: ${fmt(sizeImported.total / 1024 / 1024)} MB with the feed imported, ${fmt(sizeBefore.total / 1024 / 1024)} MB at the start of the measured run, ${fmt(sizeAfter.total / 1024 / 1024)} MB after (+${fmt(grown / 1024 / 1024, 1)} MB in ${MINUTES} min: ${fmt(grown / 1024 / (simulator.vehicles * MINUTES / 60), 0)} KB per vehicle-hour)`);
     const tables = [...sizeAfter.tables].map(([n, b]) => [n, b - (sizeBefore.tables.get(n) ?? 0)] as const).filter(([, d]) => d > 256 * 1024).sort((a, b) => b[1] - a[1]);
     console.log(`  grown: ${tables.map(([n, d]) => `${n} +${fmt(d / 1024 / 1024, 1)} MB`).join(', ')}`);
     console.log(`PostgreSQL's active statements (sampled every second over the run):\n  ${profile.top(8).join('\n  ')}`);
@@ -582,9 +599,11 @@ async function main() {
 
 // ---- The simulator -------------------------------------------------------------------------------
 
+/** --load sim: the network simulator (src/domains/simulate); replay: bench/network-replay.ts (the timetable exactly, no backlog at start). */
 async function loadSimulator(): Promise<LoadSource> {
-  const { ScheduleReplay } = await import('./network-replay.js');
-  return new ScheduleReplay();
+  if (args.load === 'replay') return new (await import('./network-replay.js')).ScheduleReplay();
+  if (args.load !== 'sim') throw new Error('--load: sim or replay');
+  return new (await import('./network-sim.js')).SimulatorLoad();
 }
 
 await main().catch(async (err: unknown) => {
