@@ -14,6 +14,10 @@ export async function scheduleRoutes(fastify: FastifyInstance) {
   const ctx = app.ctx;
 
   app.get('/groups/:group_id/schedule', {
+    // The answer is built here from the database's rows (nothing to strip) and can hold a whole
+    // city's day: JSON.stringify writes 300,000 stop times in about 0.4 s where the schema's
+    // compiled serializer takes about 3 s. The schema still documents and types the answer.
+    serializerCompiler: () => (data: unknown) => JSON.stringify(data),
     schema: op(
       {
         operationId: 'getServiceDaySchedule', summary: 'The published schedule of a service day: trips, stop times, stops and shapes in one read', tags: ['gtfs'],

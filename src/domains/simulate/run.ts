@@ -53,15 +53,21 @@ export interface RunOptions {
   passengerCounts: boolean;
 }
 
-/** Whole network, one date: trips with their geometry. */
-export function tripPlans(s: ServiceDaySchedule): TripPlan[] {
+/** The key of a trip of the schedule: trip_id, and the start time of a frequency instance. */
+export const tripKey = (t: ScheduleTrip) => (t.frequency ? `${t.trip_id}@${t.start_time}` : t.trip_id);
+
+/** The trips of a day's schedule (those `keep` accepts) with their geometry. */
+export function tripPlans(s: ServiceDaySchedule, keep: (t: ScheduleTrip) => boolean = () => true): TripPlan[] {
   const stops = new Map(s.stops.map((x) => [x.stop_id, x]));
   const shapes = new Map(s.shapes.map((x) => [x.shape_id, x]));
   const rulerLat = s.stops.find((x) => x.lat !== null)?.lat ?? 0;
   const ruler = new CheapRuler(rulerLat, 'meters');
   const lineCache = new Map<string, { line: LonLat[]; dist: number[] }>();
+  /** Stop distances by shape and stop pattern: the trips of a pattern share them. */
+  const patternCache = new Map<string, number[]>();
   const out: TripPlan[] = [];
   for (const trip of s.trips) {
+    if (!keep(trip)) continue;
     const st = trip.stop_times;
     const points: LonLat[] = st.stop_id.map((id) => {
       const p = stops.get(id);
@@ -86,17 +92,22 @@ export function tripPlans(s: ServiceDaySchedule): TripPlan[] {
       lineDist = cumulative(ruler, line);
     }
     // Each call projected on the line, never behind the previous one (loops, terminals close together).
-    const stopDist: number[] = [];
-    let fromIndex = 0;
-    for (const p of points) {
-      const { index, t } = pointOnLineFrom(ruler, line, p, fromIndex);
-      fromIndex = index;
-      const d = lineDist[index]! + t * (lineDist[index + 1]! - lineDist[index]!);
-      stopDist.push(Math.max(d, stopDist[stopDist.length - 1] ?? 0));
+    const pattern = shape ? `${shape.shape_id}\u0000${st.stop_id.join('\u0000')}` : null;
+    let stopDist = pattern ? patternCache.get(pattern) : undefined;
+    if (!stopDist) {
+      stopDist = [];
+      let fromIndex = 0;
+      for (const p of points) {
+        const { index, t } = pointOnLineFrom(ruler, line, p, fromIndex);
+        fromIndex = index;
+        const d = lineDist[index]! + t * (lineDist[index + 1]! - lineDist[index]!);
+        stopDist.push(Math.max(d, stopDist[stopDist.length - 1] ?? 0));
+      }
+      if (pattern) patternCache.set(pattern, stopDist);
     }
     const { arrival, departure } = fillTimes(st.arrival, st.departure, stopDist);
     out.push({
-      key: trip.frequency ? `${trip.trip_id}@${trip.start_time}` : trip.trip_id,
+      key: tripKey(trip),
       trip_id: trip.trip_id, start_time: trip.frequency ? trip.start_time : null, frequency: trip.frequency !== null,
       arrival, departure, stop_id: st.stop_id, timepoint: st.timepoint.map((x) => x === 1),
       trip, line, lineDist, stopDist,

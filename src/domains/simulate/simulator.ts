@@ -16,9 +16,9 @@
  */
 import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
 import { rngOf, stableUuid, type Rng } from '../demo/random.js';
-import type { ServiceDaySchedule } from '../schedule/schemas.js';
+import type { ScheduleTrip, ServiceDaySchedule } from '../schedule/schemas.js';
 import { ApiClient, HttpStatusError, type AdminAuth } from './client.js';
-import { tripPlans, VehicleRun, type Duty, type Item, type RunOptions, type TripPlan } from './run.js';
+import { tripKey, tripPlans, VehicleRun, type Duty, type Item, type RunOptions, type TripPlan } from './run.js';
 import { busyStopsOf, TrafficModel, type TripTruth } from './traffic.js';
 
 export type { AdminAuth } from './client.js';
@@ -236,11 +236,10 @@ export class NetworkSimulator {
   private async prepareDay(date: string): Promise<Day> {
     const routes = this.o.routes?.length ? `&route_id=${encodeURIComponent(this.o.routes.join(','))}` : '';
     const schedule = await this.client.group<ServiceDaySchedule>('GET', `/schedule?date=${date}${routes}`);
-    const plans = tripPlans(schedule);
-    const byKey = new Map(plans.map((p) => [p.key, p]));
-    const byTripStart = new Map(plans.map((p) => [`${p.trip_id}|${p.trip.start_time}`, p]));
+    const trips = new Map(schedule.trips.map((t) => [tripKey(t), t]));
+    const byTripStart = new Map(schedule.trips.map((t) => [`${t.trip_id}|${t.start_time}`, t]));
     // Chains: the planning's vehicles when the day is planned, else blocks.
-    const chains = new Map<string, { vehicleId: string; trips: { plan: TripPlan; driver: string }[] }>();
+    const chains = new Map<string, { vehicleId: string; trips: { key: string; trip: ScheduleTrip; driver: string }[] }>();
     let planning = this.o.usePlanning ? await this.planningOf(date) : [];
     if (planning.length === 0 && this.o.planDay) {
       await this.client.group('PUT', '/planning?filename=simulator.json', this.o.planDay(date));
@@ -250,20 +249,20 @@ export class NetworkSimulator {
     const planned = planning.filter((p) => p.vehicle_id && p.driver_id);
     if (planned.length > 0) {
       for (const p of planned) {
-        const plan = byTripStart.get(`${p.trip_id}|${p.start_time}`) ?? byKey.get(p.trip_id);
-        if (!plan) continue;
+        const trip = byTripStart.get(`${p.trip_id}|${p.start_time}`) ?? trips.get(p.trip_id);
+        if (!trip) continue;
         const c = chains.get(p.vehicle_id!) ?? chains.set(p.vehicle_id!, { vehicleId: p.vehicle_id!, trips: [] }).get(p.vehicle_id!)!;
-        c.trips.push({ plan, driver: p.driver_id! });
+        c.trips.push({ key: tripKey(trip), trip, driver: p.driver_id! });
       }
     } else {
-      for (const plan of plans) {
-        const key = plan.trip.block_id ?? plan.key;
-        const c = chains.get(key) ?? chains.set(key, { vehicleId: simId('sim', key), trips: [] }).get(key)!;
-        c.trips.push({ plan, driver: driverIdOf(this.o.groupId, key) });
+      for (const [key, trip] of trips) {
+        const block = trip.block_id ?? key;
+        const c = chains.get(block) ?? chains.set(block, { vehicleId: simId('sim', block), trips: [] }).get(block)!;
+        c.trips.push({ key, trip, driver: driverIdOf(this.o.groupId, block) });
       }
     }
-    for (const c of chains.values()) c.trips.sort((a, b) => a.plan.departure[0]! - b.plan.departure[0]!);
-    const span = (c: { trips: { plan: TripPlan }[] }) => [c.trips[0]!.plan.departure[0]! - 20 * 60, c.trips[c.trips.length - 1]!.plan.arrival.at(-1)!] as const;
+    for (const c of chains.values()) c.trips.sort((a, b) => a.trip.first_departure - b.trip.first_departure);
+    const span = (c: { trips: { trip: ScheduleTrip }[] }) => [c.trips[0]!.trip.first_departure - 20 * 60, c.trips[c.trips.length - 1]!.trip.last_arrival] as const;
     const at = this.startSecondOfDay;
     const ordered = [...chains].sort(([, a], [, b]) => {
       const [a0, a1] = span(a);
@@ -273,11 +272,13 @@ export class NetworkSimulator {
       return ra - rb || a0 - b0;
     });
     const chosen = this.o.vehicles === undefined ? ordered : ordered.slice(0, this.o.vehicles);
+    // Geometry and filled times for the chosen vehicles' trips only (a city's day has tens of thousands).
+    const chainOfTrip = new Map<string, string>();
+    for (const [key, c] of chosen) for (const t of c.trips) chainOfTrip.set(t.key, key);
+    const plans = new Map(tripPlans(schedule, (t) => chainOfTrip.has(tripKey(t))).map((p) => [p.key, p]));
 
     const model = new TrafficModel({ seed: this.o.seed, busyStops: this.o.busyStops ?? busyStopsOf(schedule.trips) });
-    const chainOfTrip = new Map<string, string>();
-    for (const [key, c] of chosen) for (const t of c.trips) chainOfTrip.set(t.plan.key, key);
-    const truths = model.day(date, schedule.day_type, chosen.flatMap(([, c]) => c.trips.map((t) => t.plan)), (p) => chainOfTrip.get(p.key) ?? null);
+    const truths = model.day(date, schedule.day_type, [...plans.values()], (p) => chainOfTrip.get(p.key) ?? null);
 
     const dayStart = new Date(schedule.day_start);
     const day: Day = { date, dayStart, dayType: schedule.day_type, streams: [], truth: new Map() };
@@ -291,19 +292,22 @@ export class NetworkSimulator {
       }
       const duties: Duty[] = [];
       for (const t of c.trips) {
-        const truth = truths.get(t.plan.key)!;
-        day.truth.set(t.plan.key, { vehicleKey: key, plan: t.plan, truth });
+        const plan = plans.get(t.key);
+        if (!plan) continue; // fewer than two stops
+        const truth = truths.get(t.key)!;
+        day.truth.set(t.key, { vehicleKey: key, plan, truth });
         const current = duties[duties.length - 1];
-        if (current && current.driver_id === t.driver) current.trips.push({ plan: t.plan, truth });
-        else duties.push({ driver_id: t.driver, trips: [{ plan: t.plan, truth }] });
+        if (current && current.driver_id === t.driver) current.trips.push({ plan, truth });
+        else duties.push({ driver_id: t.driver, trips: [{ plan, truth }] });
       }
+      if (duties.length === 0) continue;
       const run = new VehicleRun(key, date, dayStart, c.vehicleId, deviceId, duties, runOptions);
       const r = rngOf(this.o.seed, date, key, 'stream');
       const phase = Math.floor(r() * this.o.period * 1000);
       day.streams.push({ run, cursor: run.from - 1, nextSendAt: Math.ceil(this.o.now().getTime() / 1000) * 1000 + phase, offline: this.o.offline ? offlineWindows(r, run.from, run.to) : [] });
     }
     this.stats.vehicles = Math.max(this.stats.vehicles, day.streams.length);
-    this.o.log(`simulator: ${date} (${schedule.day_type}): ${plans.length} trips, ${chains.size} ${planned.length > 0 ? 'planned vehicles' : 'blocks'}, ${day.streams.length} simulated${skipped ? ` (${skipped} without a device: --provision makes them)` : ''}`);
+    this.o.log(`simulator: ${date} (${schedule.day_type}): ${schedule.trips.length} trips, ${chains.size} ${planned.length > 0 ? 'planned vehicles' : 'blocks'}, ${day.streams.length} simulated${skipped ? ` (${skipped} without a device: --provision makes them)` : ''}`);
     return day;
   }
 
