@@ -9,6 +9,8 @@
  *    fingerprint; target < 100 ms) and reading the vehicles.
  * 2. The whole snapshot rebuild (networkNow): cold (nothing remembered) and incremental (stop
  *    times and shapes remembered from the previous rebuild, as the feed cache does).
+ * 2b. predictTrips for the whole network as the rebuild calls it (open tracking and schedule given),
+ *    without and with SIRI's 60-minute schedule horizon, and the incremental rebuild with the horizon.
  * 3. Served for SECONDS through the app with FEEDS_REFRESH_SECONDS=1 while devices report
  *    continuously (REPORTS_PER_SECOND positions, dated by the database clock): the answer latency
  *    of GET vehicle-positions and trip-updates, apart for the answers given while a rebuild was
@@ -23,6 +25,9 @@ import { buildFeed } from '../src/domains/feeds/gtfs-rt/feeds.js';
 import { feedCacheOf } from '../src/domains/feeds/cache.js';
 import { networkNow, ScheduleMemo, vehiclesNow, type NetworkNow } from '../src/domains/feeds/network.js';
 import { addDays, localDate } from '../src/platform/time.js';
+import { predictTrips } from '../src/domains/predictions/service.js';
+import { trackingOf } from '../src/domains/trips/tracking.js';
+import { observedDelays } from '../src/domains/trips/delays.js';
 import { benchDatabase, fmt, percentile } from './support.js';
 import { buildApp } from '../src/app.js';
 import { testConfig } from '../src/config.js';
@@ -107,6 +112,43 @@ async function main() {
     console.log(`Snapshot rebuild (networkNow), ${fmt(trips)} trips running with a delay of ${fmt(TRIPS)} a day, yesterday's all recorded; ${fmt(VEHICLES)} vehicles`);
     console.log(`  cold (stop times read): ${stats(cold)}`);
     console.log(`  incremental (stop times remembered): ${stats(warm)}`);
+
+    // 2b. The predictions of the whole network (what each rebuild computes once per date): predictTrips
+    // on the open tracking and the day's schedule read once, as the feeds call it, then with SIRI's 60-minute horizon.
+    {
+      const memo2 = new ScheduleMemo();
+      const ctx = { db, clock: { now: () => now }, config: { predictions: app.ctx.config.predictions } };
+      const t0 = performance.now();
+      const tracking = await trackingOf(db, 'bench', today, undefined, { now, open: true });
+      const t1 = performance.now();
+      const schedule = await memo2.dayOf(db, 'bench', TZ, today);
+      const t2 = performance.now();
+      await trackingOf(db, 'bench', today, undefined, { now, open: true });
+      const t3 = performance.now();
+      await observedDelays(db, 'bench', [addDays(today, -1), today], new Date(now.getTime() - 1800_000));
+      const t4 = performance.now();
+      console.log(`The rebuild's reads: open tracking ${fmt(t1 - t0, 1)} ms (again: ${fmt(t3 - t2, 1)} ms), the day's schedule ${fmt(t2 - t1, 1)} ms (${fmt(schedule.trips.length)} trips), observed delays ${fmt(t4 - t3, 1)} ms`);
+      const stopTimes = (gtfsId: string, ids: readonly string[]) => memo2.stopTimesOf(db, 'bench', gtfsId, ids);
+      for (const [label, horizon] of [['trips in progress and their blocks', 0], ['with the 60-minute schedule horizon', 3600]] as const) {
+        const took: number[] = [];
+        let predicted: Awaited<ReturnType<typeof predictTrips>> = [];
+        for (let r = 0; r < RUNS; r++) {
+          const t0 = performance.now();
+          predicted = await predictTrips(ctx, 'bench', today, { tracking, schedule, now, stopTimes, scheduleHorizonSeconds: horizon });
+          took.push(performance.now() - t0);
+        }
+        const running = tracking.filter((t) => t.status === 'in_progress').length;
+        console.log(`predictTrips, ${label}: ${fmt(running)} trips in progress, ${fmt(predicted.length)} trips and ${fmt(predicted.reduce((n, p) => n + p.stops.length, 0))} stops predicted`);
+        console.log(`  ${stats(took.slice(1))} (the first run, reading the stop times: ${fmt(took[0]!, 1)} ms)`);
+      }
+      const rebuild: number[] = [];
+      for (let r = 0; r < RUNS; r++) {
+        const t0 = performance.now();
+        await networkNow(db, 'bench', now, { staleVehicleSeconds: 300, predictions: app.ctx.config.predictions, memo: memo2, scheduleHorizonSeconds: 3600 });
+        rebuild.push(performance.now() - t0);
+      }
+      console.log(`  snapshot rebuild with the horizon (incremental): ${stats(rebuild.slice(1))}`);
+    }
 
     // 3. Served while devices report.
     const cache = feedCacheOf(app.ctx);
