@@ -262,6 +262,16 @@ export class NetworkSimulator {
       }
     }
     for (const c of chains.values()) c.trips.sort((a, b) => a.trip.first_departure - b.trip.first_departure);
+    if (planned.length === 0) {
+      // A block longer than 9 hours is driven by two drivers: the relief at the first trip starting past its middle.
+      for (const [block, c] of chains) {
+        const from = c.trips[0]!.trip.first_departure;
+        const to = c.trips[c.trips.length - 1]!.trip.last_arrival;
+        if (to - from <= 9 * 3600) continue;
+        const second = driverIdOf(this.o.groupId, `${block}|relief`);
+        for (const t of c.trips) if (t.trip.first_departure >= (from + to) / 2) t.driver = second;
+      }
+    }
     const span = (c: { trips: { trip: ScheduleTrip }[] }) => [c.trips[0]!.trip.first_departure - 20 * 60, c.trips[c.trips.length - 1]!.trip.last_arrival] as const;
     const at = this.startSecondOfDay;
     const ordered = [...chains].sort(([, a], [, b]) => {
@@ -285,7 +295,7 @@ export class NetworkSimulator {
     const runOptions: RunOptions = { seed: this.o.seed, period: this.o.period, gpsNoise: this.o.gpsNoise, passengerCounts: this.o.passengerCounts };
     let skipped = 0;
     for (const [key, c] of chosen) {
-      const deviceId = await this.deviceFor(key, c.vehicleId, planned.length === 0 ? c.trips[0]!.driver : null);
+      const deviceId = await this.deviceFor(key, c.vehicleId, planned.length === 0 ? [...new Set(c.trips.map((t) => t.driver))] : []);
       if (deviceId === null) {
         skipped++;
         continue;
@@ -337,11 +347,11 @@ export class NetworkSimulator {
     }
   }
 
-  /** The device of a vehicle; with provision, the vehicle, the block's driver and the device are made when missing. */
-  private async deviceFor(key: string, vehicleId: string, driverId: string | null): Promise<string | null> {
+  /** The device of a vehicle; with provision, the vehicle, the block's drivers and the device are made when missing. */
+  private async deviceFor(key: string, vehicleId: string, driverIds: readonly string[]): Promise<string | null> {
     const known = this.devicesOf.get(vehicleId);
     if (known) {
-      if (driverId && this.o.provision) await this.ensureDriver(key, driverId);
+      if (this.o.provision) for (const d of driverIds) await this.ensureDriver(key, d);
       return known;
     }
     if (!this.o.provision) return null;
@@ -349,7 +359,7 @@ export class NetworkSimulator {
       await this.create('/vehicles', { vehicle_id: vehicleId, fleet_number: vehicleId.slice(0, 60), license_plate: `SIM-${hash(vehicleId, 8).toUpperCase()}`, capacity: 90 });
       this.known.vehicles.add(vehicleId);
     }
-    if (driverId) await this.ensureDriver(key, driverId);
+    for (const d of driverIds) await this.ensureDriver(key, d);
     const deviceId = `${vehicleId}-device`.slice(0, 128);
     if (!this.known.devices.has(deviceId)) {
       await this.create('/devices', { device_id: deviceId, vehicle_id: vehicleId, label: `Simulated device of ${vehicleId}`.slice(0, 200) });
@@ -361,7 +371,7 @@ export class NetworkSimulator {
 
   private async ensureDriver(key: string, driverId: string): Promise<void> {
     if (this.known.drivers.has(driverId)) return;
-    await this.create('/drivers', { driver_id: driverId, driver_name: `Simulated driver ${key}`.slice(0, 200), staff_number: `SIM-${driverId.slice(0, 12)}` });
+    await this.create('/drivers', { driver_id: driverId, driver_name: `Simulated driver ${driverId.slice(0, 6)} (${key})`.slice(0, 200), staff_number: `SIM-${driverId.slice(0, 12)}` });
     this.known.drivers.add(driverId);
   }
 
