@@ -2,6 +2,7 @@
 // by the URL's hash: #map, #trips, #trip/<trip_id>, #stringline, #dashboard.
 import { ApiError, canAct, currentSession, login, logout, restoreSession, whenExpired, type Session } from './api';
 import { Dashboard } from './dashboard';
+import { DetourEditor } from './detour';
 import { MapView } from './map';
 import { Store } from './store';
 import { LiveStream } from './stream';
@@ -19,10 +20,11 @@ interface App {
   trip: TripStory;
   stringline: StringLine;
   dashboard: Dashboard;
+  detour: DetourEditor;
 }
 
 let app: App | null = null;
-const VIEWS = ['map', 'trips', 'trip', 'stringline', 'dashboard'] as const;
+const VIEWS = ['map', 'trips', 'trip', 'stringline', 'dashboard', 'detour'] as const;
 
 function setStatus(text: string): void {
   $('status').textContent = text;
@@ -59,6 +61,7 @@ async function open(session: Session): Promise<void> {
     trip: new TripStory($('view-trip'), store),
     stringline: new StringLine($('view-stringline'), store),
     dashboard: new Dashboard($('view-dashboard'), store),
+    detour: new DetourEditor($('view-detour'), store),
   };
   (window as unknown as { transitConsole: unknown }).transitConsole = app;
   try {
@@ -89,6 +92,7 @@ async function route(): Promise<void> {
     else if (name === 'trip') await app.trip.show(decodeURIComponent(rest[0] ?? ''), rest[1] ?? app.store.date);
     else if (name === 'stringline') await app.stringline.mount();
     else if (name === 'dashboard') await app.dashboard.mount();
+    else if (name === 'detour') await app.detour.show(decodeURIComponent(rest[0] ?? ''), rest[1] ?? app.store.date);
   } catch (err) {
     setStatus(err instanceof ApiError ? err.message : String(err));
   }
@@ -98,6 +102,7 @@ async function close(): Promise<void> {
   app?.stream.stop();
   app?.store.stop();
   app?.map.map?.remove();
+  app?.detour.map?.remove();
   app = null;
   await logout();
   location.hash = '';

@@ -28,23 +28,26 @@ interface Trip {
 
 export class TripStory {
   trip: Trip | null = null;
-  private key = '';
+  /** The trip the view shows (or is loading); a refresh of another one is dropped. */
+  private shown: { id: string; date: string } | null = null;
   /** The outcome of the latest action on each trip (kept across redraws). */
   private notices = new Map<string, string>();
 
   constructor(private root: HTMLElement, private store: Store) {
     store.on('trips', () => {
-      // A live refresh of an open story (its trip changed in today's list).
-      if (!this.root.hidden && this.trip) void this.show(this.trip.id, this.trip.service_date, true);
+      // A live refresh of the story shown (today's list changed).
+      if (!this.root.hidden && this.shown) void this.show(this.shown.id, this.shown.date, true).catch(() => {});
     });
   }
 
   async show(tripId: string, date: string, quiet = false): Promise<void> {
-    const key = `${tripId}/${date}`;
-    if (!quiet || this.key !== key) this.root.replaceChildren(h('p', {}, `Loading trip ${tripId}…`));
-    this.key = key;
+    const same = () => this.shown?.id === tripId && this.shown.date === date;
+    if (!quiet) {
+      this.shown = { id: tripId, date };
+      this.root.replaceChildren(h('p', {}, `Loading trip ${tripId}…`));
+    } else if (!same()) return;
     const trip = await api<Trip>(`/trips/${encodeURIComponent(tripId)}?date=${date}`);
-    if (this.key !== key) return;
+    if (!same()) return;
     this.trip = trip;
     this.render(trip);
   }
@@ -167,6 +170,7 @@ export class TripStory {
           void put('skip_stop', { stop: { stop_sequence: Number(stopSelect.value) } }, 'Skip the stop');
         } }, h('label', {}, 'Skip ', stopSelect), h('button', { type: 'submit', 'data-action': 'skip' }, 'Skip the stop'))
         : h('p', {}, 'No stop ahead to skip.'),
+      h('div', { class: 'action' }, h('a', { href: `#detour/${encodeURIComponent(t.id)}/${t.service_date}`, 'data-action': 'detour' }, 'Draw a detour…')),
       h('form', { class: 'action', onsubmit: (e) => {
         e.preventDefault();
         void put('message', { message: { header: header.value, ...(description.value ? { description: description.value } : {}), severity: severity.value } }, 'Publish the message');

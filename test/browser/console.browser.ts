@@ -10,6 +10,8 @@
  * - a trip's story shows its stops, the delay chart and the predictions ahead;
  * - the operator cancels a trip in the console and the GTFS-Realtime TripUpdates feed (protobuf)
  *   carries it as CANCELED at the next refresh;
+ * - the operator draws a detour on the map (two clicks, the stops between left out) and publishes
+ *   it: TripModifications carries the trip with the detour's shape;
  * - the string-line of a route draws scheduled and actual lines; the dashboard shows the stats
  *   endpoints' numbers, and its CSV holds the same numbers;
  * - a reader sees no action button, and the API answers 403 to the same action;
@@ -23,6 +25,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
+import protobuf from 'protobufjs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
@@ -34,6 +37,7 @@ import { openPglite } from '../../src/platform/db/pglite.js';
 import { migrate } from '../../src/platform/db/migrate.js';
 import { instantOf, localDate } from '../../src/platform/time.js';
 import type { Role } from '../../src/platform/http/access.js';
+import { PROTO_PATH } from '../../src/domains/feeds/gtfs-rt/proto.js';
 import { CHROMIUM, CHROMIUM_FLAGS } from './chromium.js';
 
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url);
@@ -63,8 +67,11 @@ async function loginApi(role: Role): Promise<string> {
   return ((await res.json()) as { session_id: string }).session_id;
 }
 
+const pages: Page[] = [];
+
 async function openConsole(browser: Browser, role: Role): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  pages.push(page);
   page.on('pageerror', (err) => console.error(`page error (${role}): ${err.message}`));
   page.on('dialog', (d) => void d.accept());
   page.on('request', (r) => {
@@ -209,6 +216,34 @@ async function main() {
     assert.ok(cancelled, `trip ${later.id} is CANCELED in the GTFS-RT TripUpdates feed`);
     console.log(`  ${later.id} cancelled in the console, CANCELED in GTFS-RT`);
 
+    step('the detour editor: drawn in the console, in GTFS-RT TripModifications');
+    const detoured = apiTrips.find((t) => t.status === 'scheduled' && t.route_id === 'L1')!;
+    await go(page, `#trip/${detoured.id}/${today}`);
+    await page.waitForFunction((id: string) => ((globalThis as any).document.querySelector('#view-trip [data-testid=trip-title]')?.textContent ?? '').includes(id), detoured.id, WAIT);
+    await page.click('[data-testid=actions] a[data-action=detour]');
+    await page.waitForFunction(() => (globalThis as any).transitConsole.detour.map?.getSource('detour') && (globalThis as any).transitConsole.detour.map.loaded(), undefined, WAIT);
+    const box = (await page.locator('#detour-map canvas').boundingBox())!;
+    await page.mouse.click(box.x + box.width * 0.45, box.y + box.height * 0.4);
+    await page.mouse.click(box.x + box.width * 0.55, box.y + box.height * 0.45);
+    await page.waitForFunction(() => ((globalThis as any).document.querySelector('[data-testid=detour-points]')?.textContent ?? '').startsWith('2 point(s)'), undefined, WAIT);
+    const leftOut: number[] = await page.evaluate(() => (globalThis as any).transitConsole.detour.skipped());
+    assert.ok(leftOut.length > 0, 'the stops between the two chosen are left out');
+    await shot(page, 'detour');
+    await axe(page, 'detour');
+    await page.click('button[data-action=detour]');
+    await page.waitForFunction(() => ((globalThis as any).document.querySelector('[data-testid=detour-result]')?.textContent ?? '').startsWith('Detour published'), undefined, WAIT);
+    const FeedMessage = protobuf.loadSync(PROTO_PATH).lookupType('transit_realtime.FeedMessage');
+    let modified: any;
+    for (const deadline = Date.now() + 60_000; !modified && Date.now() < deadline;) {
+      const res = await fetch(`${base}/api/v4/groups/demo/gtfs-rt/trip-modifications`);
+      const feed = FeedMessage.toObject(FeedMessage.decode(new Uint8Array(await res.arrayBuffer())), { enums: String, longs: Number }) as { entity?: any[] };
+      modified = feed.entity?.find((e) => e.tripModifications?.selectedTrips?.some((t: any) => t.tripIds?.includes(detoured.id)));
+      if (!modified) await new Promise((r) => setTimeout(r, 1000));
+    }
+    assert.ok(modified, `trip ${detoured.id} is in the GTFS-RT TripModifications feed`);
+    assert.ok(modified.tripModifications.selectedTrips[0].shapeId, 'with the detour\'s shape');
+    console.log(`  ${detoured.id}: detour drawn with 2 points, ${leftOut.length} stops left out, in TripModifications (shape ${modified.tripModifications.selectedTrips[0].shapeId})`);
+
     step('string-line');
     await go(page, '#stringline');
     await page.selectOption('#view-stringline select[name=route]', 'L1');
@@ -274,6 +309,14 @@ async function main() {
     console.log(`  ${new Set(drawn).size} vehicles drawn, ${tripVehicles.length} trip vehicles, none of the ${sud.size} sud vehicles`);
     await shot(limited, 'nord-map');
     await limited.close();
+  } catch (err) {
+    // What the open pages showed when it failed.
+    for (const [i, p] of pages.entries()) {
+      if (p.isClosed()) continue;
+      console.error(`page ${i}: ${p.url()} status: ${await p.textContent('#status').catch(() => '?')}`);
+      await p.screenshot({ path: new URL(`console-failure-${i}.png`, ARTIFACTS).pathname }).catch(() => {});
+    }
+    throw err;
   } finally {
     await browser.close();
     await sim.stop();
