@@ -5,7 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 60_000,
+    // Generous: a test waits for what it asserts, and a loaded machine (CI beside other work) can be 4× slower.
+    testTimeout: 180_000,
     hookTimeout: 120_000,
     reporters: ['default'],
   },

@@ -95,7 +95,7 @@ describe('write authorization matrix', () => {
     }
     expect(failures).toEqual([]);
     expect(checked).toBe(routes.length * ROLES.length * TEAMINGS.length * KINDS.length * 2);
-  });
+  }, 600_000); // thousands of requests: minutes on a loaded machine
 
   it('superuser write operations refuse every group credential', async () => {
     const failures: string[] = [];
@@ -195,7 +195,7 @@ describe('nothing made carries more than its maker', () => {
         expect(made).toBeGreaterThan(5);
         // The probe can succeed: keys of an unrestricted admin do change the sud device.
         if (bound.length === 0) expect(sudWrites).toBeGreaterThan(0);
-      });
+      }, 600_000); // every key and role kind by every admin kind: minutes on a loaded machine
     }
   }
 });
