@@ -16,6 +16,7 @@ import type { AppContext, RouteEntry } from './platform/context.js';
 import type { Access } from './platform/http/access.js';
 import type { Db } from './platform/db/index.js';
 import { HttpError, ValidationError, listedIssues } from './platform/http/errors.js';
+import { components } from './platform/http/components.js';
 import { metricsPlugin } from './platform/http/metrics.js';
 import { securityPlugin } from './platform/http/security.js';
 import { DOCUMENTS, VERSIONS, documentBuilder, swaggerOptions, type Version } from './platform/http/openapi.js';
@@ -34,6 +35,8 @@ export interface BuildOptions {
   clock?: Clock;
   /** Replace the logger (tests pass false to silence it). */
   logger?: boolean;
+  /** Called before any hook or route is added (the test suite checks every answer against its schema). */
+  beforeRoutes?: (app: FastifyInstance) => void;
 }
 
 /** /api/v2, /api/v3 and /api/v5 serve the v4 surface (spec: Versioning 1). */
@@ -86,6 +89,7 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  o.beforeRoutes?.(app);
   const ctx: AppContext = { config, db, clock: o.clock ?? systemClock, log: app.log };
   app.decorate('ctx', ctx);
   app.decorateRequest('principal', null);
@@ -150,6 +154,8 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   });
   // CSV request bodies (imports, planning files) arrive as text; each route reads them with readCsv.
   app.addContentTypeParser('text/csv', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  // The named records (components.ts): shared by validation, serialization and the documents.
+  for (const schema of components()) app.addSchema(schema);
   await app.register(swagger, swaggerOptions('v4') as never);
   await app.register(metricsPlugin);
 

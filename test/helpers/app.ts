@@ -10,6 +10,7 @@ import { hashSecret, newSecret, objectId } from '../../src/platform/ids.js';
 import { createGroup } from '../../src/domains/groups/service.js';
 import { hashPassword } from '../../src/domains/auth/passwords.js';
 import { openTestDb, type TestDb } from './db.js';
+import { checkResponses } from './response-check.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -19,10 +20,17 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function setup(o: { clock?: Clock; config?: Partial<Config>; extraRoutes?: (app: FastifyInstance) => void } = {}): Promise<TestApp> {
+/**
+ * Whether test apps check every answer against its documented schema (response-check.ts):
+ * CHECK_RESPONSES=1 turns it on for a run, `checkResponses: true` for a file.
+ */
+const CHECK_ALL = process.env['CHECK_RESPONSES'] === '1';
+
+export async function setup(o: { clock?: Clock; config?: Partial<Config>; extraRoutes?: (app: FastifyInstance) => void; checkResponses?: boolean } = {}): Promise<TestApp> {
   const testDb = await openTestDb();
   const config = testConfig(o.config);
-  const app = await buildApp({ config, db: testDb.db, clock: o.clock ?? systemClock, logger: false });
+  const check = o.checkResponses ?? CHECK_ALL;
+  const app = await buildApp({ config, db: testDb.db, clock: o.clock ?? systemClock, logger: false, ...(check ? { beforeRoutes: checkResponses } : {}) });
   o.extraRoutes?.(app);
   await app.ready();
   return {

@@ -8,7 +8,8 @@ import { GroupParams, Nullable } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
 import { DangerZoneRecord } from '../duties/schemas.js';
 import { currentDuty, zonesAround } from '../duties/service.js';
-import { BatchAnswer, DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS, DEVICE_STATE_MAX_NAME, DEVICE_STATE_MAX_TEXT, DutyRecord, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
+import { BatchAnswer, DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS, DEVICE_STATE_MAX_NAME, DEVICE_STATE_MAX_TEXT, DeviceReportBatch, DutyRecord, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
+import { ref } from '../../platform/http/components.js';
 import { refreshSoon } from '../trips/tracking.js';
 import { ingestBatch } from './ingest.js';
 import { PARTITIONS_AHEAD_DAYS, startPartitionMaintainer } from '../../platform/db/partitions.js';
@@ -48,8 +49,8 @@ export async function deviceRoutes(fastify: FastifyInstance) {
         operationId: 'postDeviceReports',
         summary: 'Send a batch of reports (sign-on, sign-off, trips, trip events, positions, passenger counts, device state, vehicle movements)',
         description: [
-          `A batch of at most ${MAX_BATCH} items is one transaction. Each item is checked against its own schema (item types: ${Object.keys(ITEM_SCHEMAS).join(', ')}; see the components ` +
-            'of this document); an invalid item is rejected alone, with its reasons, and the valid ones are stored: read `rejected` and `complete`.',
+          `A batch of at most ${MAX_BATCH} items is one transaction. Each item is checked against its own schema (item types: ${Object.keys(ITEM_SCHEMAS).join(', ')}; each is a component of this document, ` +
+            'and `DeviceReportItem` is their union, told apart by `type`); an invalid item is rejected alone, with its reasons, and the valid ones are stored: read `rejected` and `complete`.',
           'Each item has a client-generated UUID: an item sent again (a retry after a timeout, a replayed backlog) is acknowledged in `duplicates` and never stored twice ' +
             '(positions, trip events and passenger counts are recognised by their id and time: send a retried item unchanged).',
           `Trip reports (trip_start, trip_end, trip_event, position, passenger_count) dated more than ${PARTITIONS_AHEAD_DAYS} days ahead of the service's clock, or older than the days ` +
@@ -59,9 +60,9 @@ export async function deviceRoutes(fastify: FastifyInstance) {
             '(a late item counts as adding its fields, removing none). An item over a bound is rejected alone, its error naming the bound; remove fields by setting them to null.',
           'The device is the one the credential is bound to.',
         ].join('\n\n'),
-        tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: reportErrors,
+        tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: reportErrors, documentedBody: ref(DeviceReportBatch),
       },
-      { params: GroupParams, body: ReportBatch, response: { 200: BatchAnswer } },
+      { params: GroupParams, body: ReportBatch, response: { 200: ref(BatchAnswer) } },
     ),
   }, async (req) => {
     const deviceId = deviceOf(req.principal, req.params.group_id);
@@ -73,7 +74,7 @@ export async function deviceRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/device/duty', {
     schema: op(
       { operationId: 'getDeviceCurrentDuty', summary: 'The duty open on this device, or null', tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: deviceErrors },
-      { params: GroupParams, response: { 200: Nullable(DutyRecord) } },
+      { params: GroupParams, response: { 200: Nullable(ref(DutyRecord)) } },
     ),
   }, async (req) => currentDuty(ctx.db, req.params.group_id, deviceOf(req.principal, req.params.group_id), ctx.clock.now()));
 

@@ -4,6 +4,7 @@
  * of any type, late, and out of order.
  */
 import { Type, type Static, type TSchema } from 'typebox';
+import { component, ref } from '../../platform/http/components.js';
 import { Nullable, StringEnum } from '../../platform/http/params.js';
 
 const Id = Type.String({ format: 'uuid', description: 'Client-generated UUID of the item; the same id sent again is acknowledged as a duplicate and not stored twice.' });
@@ -15,8 +16,12 @@ const Lat = Type.Number({ minimum: -90, maximum: 90 });
 const Lon = Type.Number({ minimum: -180, maximum: 180 });
 const Km = Type.Number({ minimum: 0, maximum: 10_000_000 });
 
-const item = <P extends Record<string, TSchema>>(type: string, description: string, properties: P) =>
-  Type.Object({ id: Id, type: Type.Literal(type), at: At, ...properties }, { additionalProperties: false, description, title: type });
+/** An item type: the component `<Type>Item` (SignOnItem…), closed, discriminated by `type`. */
+const item = <const K extends string, P extends Record<string, TSchema>>(type: K, description: string, properties: P) =>
+  component(
+    `${type.split('_').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Item`,
+    Type.Object({ id: Id, type: Type.Literal(type, { description: `The item type: \`${type}\`.` }), at: At, ...properties }, { additionalProperties: false, description, title: type }),
+  );
 
 export const SignOnItem = item('sign_on', 'Opens a duty: this driver drives this vehicle with this device. A sign-on while a duty is open on the device closes that duty (end_reason next_sign_on).', {
   driver_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{24}$', description: 'The driver; or give driver_code.' })),
@@ -169,42 +174,74 @@ export type VehicleMovement = Static<typeof VehicleMovementItem>;
 export const MAX_BATCH = 1000;
 
 /**
- * The batch body is checked loosely (an array of objects with a type), then each item against its
- * own schema, so one bad item is rejected alone and the good ones are kept.
+ * What a device sends, as documented: one of the item types, told apart by `type` (a
+ * discriminated union, so a generated client gets one type per item). Not used for validation:
+ * the batch is checked loosely (ReportBatch) and each item against its own schema (ingest.ts),
+ * so that one bad item is rejected alone.
+ */
+export const DeviceReportItem = component(
+  'DeviceReportItem',
+  Type.Unsafe<SignOn | SignOff | TripStart | TripEnd | TripEvent | Position | PassengerCount | DeviceState | VehicleMovement>({
+    oneOf: ITEM_TYPES.map((t) => ref(ITEM_SCHEMAS[t])),
+    discriminator: { propertyName: 'type', mapping: Object.fromEntries(ITEM_TYPES.map((t) => [t, `#/components/schemas/${ITEM_SCHEMAS[t].$id}`])) },
+    description: `One report of a device; \`type\` says which: ${ITEM_TYPES.join(', ')}.`,
+  }),
+);
+
+export const DeviceReportBatch = component(
+  'DeviceReportBatch',
+  Type.Object(
+    { items: Type.Array(ref(DeviceReportItem), { minItems: 1, maxItems: MAX_BATCH, description: `At most ${MAX_BATCH} items, of any types, in any order.` }) },
+    { additionalProperties: false, description: 'A batch of device reports. Each item is checked alone: an invalid item is answered in `rejected`, the others are stored.' },
+  ),
+);
+
+/**
+ * The batch body as validated: loosely (an array of objects with a type), then each item against
+ * its own schema, so one bad item is rejected alone and the good ones are kept. The document shows
+ * DeviceReportBatch instead (op()'s documentedBody).
  */
 export const ReportBatch = Type.Object(
   {
     items: Type.Array(
-      Type.Object({ id: Type.Optional(Type.Unknown()), type: Type.Optional(Type.Unknown()) }, { additionalProperties: true, description: `One of the item types: ${ITEM_TYPES.join(', ')} (see their schemas).` }),
+      Type.Object({ id: Type.Optional(Type.Unknown()), type: Type.Optional(Type.Unknown()) }, { additionalProperties: true }),
       { minItems: 1, maxItems: MAX_BATCH },
     ),
   },
   { additionalProperties: false },
 );
 
-export const ItemError = Type.Object({ loc: Type.Array(Type.Union([Type.String(), Type.Integer()])), msg: Type.String() });
-export const BatchAnswer = Type.Object({
+export const ItemError = Type.Object({ loc: Type.Array(Type.Union([Type.String(), Type.Integer()])), msg: Type.String() }, { additionalProperties: false });
+export const BatchAnswer = component('DeviceReportAnswer', Type.Object({
   accepted: Type.Array(Type.String(), { description: 'Ids stored by this request.' }),
   duplicates: Type.Array(Type.String(), { description: 'Ids already stored by an earlier request (retries): acknowledged, not stored again.' }),
   rejected: Type.Array(
-    Type.Object({ index: Type.Integer({ description: 'Position of the item in the batch.' }), id: Nullable(Type.String()), errors: Type.Array(ItemError) }),
+    Type.Object({ index: Type.Integer({ description: 'Position of the item in the batch.' }), id: Nullable(Type.String()), errors: Type.Array(ItemError) }, { additionalProperties: false }),
     { description: 'Invalid items, each with its reasons. They were not stored; the other items were. Fix and send them again with the same ids.' },
   ),
-  duties: Type.Array(Type.Object({ id: Type.String({ description: 'The sign_on item id.' }), duty_id: Type.String() }), { description: 'The duty each accepted or duplicate sign_on opened.' }),
+  duties: Type.Array(Type.Object({ id: Type.String({ description: 'The sign_on item id.' }), duty_id: Type.String() }, { additionalProperties: false }), { description: 'The duty each accepted or duplicate sign_on opened.' }),
   complete: Type.Boolean({ description: 'true when no item was rejected.' }),
-});
+}, { additionalProperties: false, description: 'What became of each item of a batch.' }));
 export type BatchAnswer = Static<typeof BatchAnswer>;
 
 // Reads
-export const DutyTrip = Type.Object({
+export const DutyTrip = component('DutyTrip', Type.Object({
   trip_id: Type.String(),
   service_date: Type.String({ format: 'date' }),
-  start_time: Nullable(Type.String()),
+  start_time: Nullable(Type.String({ description: 'The start_time of the trip_start, for an instance of a frequency-based trip.' })),
   block_id: Nullable(Type.String()),
   started_at: Nullable(Type.String({ format: 'date-time' })),
   ended_at: Nullable(Type.String({ format: 'date-time' })),
-});
-export const DutyRecord = Type.Object({
+}, { additionalProperties: false, description: 'A trip a duty operated, from its trip_start and trip_end items.' }));
+
+export const DutySignInfo = component('DutySignInfo', Type.Object({
+  id: Type.String({ description: 'The id of the sign_on or sign_off item.' }),
+  at: Type.String({ format: 'date-time', description: 'The time of the item.' }),
+  odometer_km: Type.Optional(Nullable(Type.Number({ description: 'The odometer reading the item gave, in kilometres.' }))),
+  info: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown(), { description: 'The free information the item gave, as sent.' }))),
+}, { additionalProperties: false, description: 'What a sign_on or sign_off item said.' }));
+
+export const DutyRecord = component('Duty', Type.Object({
   duty_id: Type.String(),
   device_id: Type.String(),
   driver_id: Type.String(),
@@ -212,9 +249,9 @@ export const DutyRecord = Type.Object({
   signed_on_at: Type.String({ format: 'date-time' }),
   signed_off_at: Nullable(Type.String({ format: 'date-time', description: 'null while the duty is open' })),
   end_reason: Nullable(StringEnum(['sign_off', 'next_sign_on'] as const, { description: 'sign_off: closed by the driver; next_sign_on: closed by a new sign-on on the same device' })),
-  sign_on: Type.Object({}, { additionalProperties: true, description: 'The sign-on information: odometer_km, info, the item id.' }),
-  sign_off: Nullable(Type.Object({}, { additionalProperties: true, description: 'The sign-off information: odometer_km, info, the item id.' })),
+  sign_on: ref(DutySignInfo),
+  sign_off: Nullable(ref(DutySignInfo)),
   non_commercial_km: Nullable(Type.Number({ description: 'Kilometres driven outside commercial service during the duty, as declared at sign-off.' })),
-  trips: Type.Array(DutyTrip, { description: 'The trips operated, in order.' }),
-});
+  trips: Type.Array(ref(DutyTrip), { description: 'The trips operated, in order.' }),
+}, { additionalProperties: false, description: 'A duty: a driver driving a vehicle with a device, from a sign-on to a sign-off (or the next sign-on).' }));
 export type DutyRecord = Static<typeof DutyRecord>;

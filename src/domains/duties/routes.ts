@@ -8,6 +8,7 @@ import { Paging, PeriodQuery } from '../../platform/http/periods.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
 import { TEAM_EMBED_NOTE, TEAM_FILTER_NOTE } from '../../platform/http/teams.js';
 import { DutyRecord } from '../device/schemas.js';
+import { ref } from '../../platform/http/components.js';
 import { DangerZoneBody, DangerZonePatch, DangerZoneRecord, DeviceHistoryRecord, TripEventRecord } from './schemas.js';
 import { MAX_PERIOD_DAYS, createZone, deviceHistory, getDuty, listDuties, listTripEvents, listZones, updateZone } from './service.js';
 
@@ -35,7 +36,7 @@ export async function dutyRoutes(fastify: FastifyInstance) {
           at: Type.Optional(UnixSeconds('Keep duties open at this instant: with vehicle_id, who was driving the vehicle then')),
           ...Paging,
         }),
-        response: { 200: Type.Array(DutyRecord) },
+        response: { 200: Type.Array(ref(DutyRecord)) },
       },
     ),
   }, async (req, reply) => {
@@ -51,7 +52,7 @@ export async function dutyRoutes(fastify: FastifyInstance) {
         description: teamNote,
         errors: { 404: { DutyNotFound: 'unknown duty' }, 403: { ForbiddenDifferentTeam: 'the duty\'s driver and vehicle are both outside the caller\'s teams' } },
       },
-      { params: Type.Object({ group_id: GroupId, duty_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: DutyRecord } },
+      { params: Type.Object({ group_id: GroupId, duty_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: ref(DutyRecord) } },
     ),
   }, async (req) => getDuty(ctx.db, req.groupScope!, req.params.duty_id));
 

@@ -35,8 +35,8 @@ interface DutyRow {
   signed_on_at: Date;
   signed_off_at: Date | null;
   end_reason: 'sign_off' | 'next_sign_on' | null;
-  sign_on: Record<string, unknown>;
-  sign_off: Record<string, unknown> | null;
+  sign_on: DutyRecord['sign_on'];
+  sign_off: DutyRecord['sign_off'];
   non_commercial_km: number | null;
 }
 

@@ -8,6 +8,7 @@ import { DEFAULT_BATCH_MS } from '../../config.js';
 import type { AppContext } from '../../platform/context.js';
 import { OFFICE, type Access, type Principal } from '../../platform/http/access.js';
 import { ErrorBody, HttpError, errors } from '../../platform/http/errors.js';
+import { ref } from '../../platform/http/components.js';
 import { GroupParams } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
 import { authenticate } from '../auth/hook.js';
@@ -81,7 +82,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
         querystring: LiveQuery,
         response: {
           101: { description: 'Switching Protocols: the stream is open; frames hold an array of LiveMessage (one LiveMessage with `batch=false`).', content: { 'application/json': { schema: Type.Array(LiveMessage) } } },
-          426: { description: '`UpgradeRequired`: a plain HTTP request; open the URL as a WebSocket', content: { 'application/json': { schema: ErrorBody } } },
+          426: { description: '`UpgradeRequired`: a plain HTTP request; open the URL as a WebSocket', content: { 'application/json': { schema: ref(ErrorBody) } } },
         },
       },
     ),

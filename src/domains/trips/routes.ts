@@ -18,6 +18,8 @@ import {
   PCS_CNT_COLUMNS, TRIPS_COLUMNS, TRIP_TRACKING_COLUMNS, doorColumns, doorsOfPeriod, exportTripTracking, exportTrips, exportVehicleExploitation,
 } from './exports.js';
 import { GPS_UNRELIABLE_SHARE, getTrip, listTripsOfDate } from './service.js';
+import { Trip, TripOfDay } from './schemas.js';
+import { ref } from '../../platform/http/components.js';
 import { EARLY_BEFORE_SECONDS, LATE_AFTER_SECONDS, tripTrackingStats } from './stats.js';
 import { ARRIVAL_BEFORE_M, DEPARTURE_BEYOND_M, DEPARTURE_CLEAR_M, KM_DEADBAND_M, OFF_KM_DEADBAND_M, STOP_RADIUS_M } from './passages.js';
 import {
@@ -74,7 +76,7 @@ export async function tripRoutes(fastify: FastifyInstance) {
           DEFINITIONS,
         ].join('\n\n'),
       },
-      { params: GroupParams, querystring: Type.Object({ date: Date8() }), response: { 200: Type.Array(AnyRecord) } },
+      { params: GroupParams, querystring: Type.Object({ date: Date8() }), response: { 200: Type.Array(ref(TripOfDay)) } },
     ),
   }, async (req) => listTripsOfDate(ctx.db, req.groupScope!, isoDate(req.query.date), ctx.clock.now()));
 
@@ -107,7 +109,7 @@ export async function tripRoutes(fastify: FastifyInstance) {
       {
         params: Type.Object({ group_id: GroupId, trip_id: Type.String({ minLength: 1, maxLength: 255 }) }),
         querystring: Type.Object({ date: DateIso('The service date, YYYY-MM-DD.'), merge: Type.Optional(Type.Boolean({ default: false, description: 'Merge the trip updates into the stop list (see the description).' })) }),
-        response: { 200: AnyRecord },
+        response: { 200: ref(Trip) },
       },
     ),
   }, async (req) => getTrip(ctx.db, req.groupScope!, { tripId: req.params.trip_id, serviceDate: req.query.date, merge: req.query.merge ?? false, now: ctx.clock.now(), predictions: ctx.config.predictions }));

@@ -12,14 +12,10 @@ import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { kilometres, trackingOf, tripStatus, type TrackedStop, type TripTracking } from './tracking.js';
 import { predictTrips, type PredictionContext } from '../predictions/service.js';
+import type { Trip, TripOfDay } from './schemas.js';
 
 /** A trip whose unreliable km exceed this share of vk has the gps_unreliable problem. */
 export const GPS_UNRELIABLE_SHARE = 0.2;
-
-interface Named {
-  id: string;
-  [k: string]: unknown;
-}
 
 /** What the caller may see: a trip belongs to the teams of its recorded (else planned) vehicles and drivers. */
 async function teamsOfTrip(db: Db, groupId: string, vehicleIds: string[], driverIds: string[]): Promise<string[] | null> {
@@ -52,9 +48,9 @@ function updatesOf(o: TripOverlay) {
  * The stop list with `merge`: the scheduled calls with their tracking, plus, when merging, the
  * overlay's added stops in place (status `added`) and the replacement place of moved stops.
  */
-function stopList(stops: TrackedStop[], o: TripOverlay, merge: boolean) {
+function stopList(stops: TrackedStop[], o: TripOverlay, merge: boolean): Trip['delay'] {
   if (!merge) return stops;
-  const out: object[] = [];
+  const out: Trip['delay'] = [];
   for (const s of stops) {
     const moved = o.moved.get(s.stop_sequence);
     out.push(moved ? { ...s, moved_to: moved.place } : s);
@@ -75,7 +71,7 @@ export interface GetTripInput {
 }
 
 /** GET /groups/{g}/trips/{trip_id}: 404 TripNotFound, 403 ForbiddenDifferentTeam. */
-export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams'>, input: GetTripInput): Promise<Record<string, unknown>> {
+export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams'>, input: GetTripInput): Promise<Trip> {
   const groupId = scope.groupId;
   const { tripId, serviceDate } = input;
   const day = await tripsOnServiceDate(db, groupId, serviceDate, { tripIds: [tripId] });
@@ -113,19 +109,19 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
   const seen = teamsVisibleSql('teams', 3);
   const seenDevice = teamVisibleSql('team_id', 3);
   const [vehicles, drivers, devices, gtfs, runs] = await Promise.all([
-    db.query<Named>(
+    db.query<Trip['vehicles'][number]>(
       `SELECT vehicle_id AS id, CASE WHEN ${seen} THEN fleet_number END AS fleet_number, CASE WHEN ${seen} THEN license_plate END AS license_plate,
               CASE WHEN ${seen} THEN teams END AS teams
        FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2)`,
       [groupId, tracking.vehicle_ids, teams],
     ),
-    db.query<Named>(
+    db.query<Trip['drivers'][number]>(
       `SELECT driver_id AS id, CASE WHEN ${seen} THEN driver_name END AS driver_name, CASE WHEN ${seen} THEN staff_number END AS staff_number,
               CASE WHEN ${seen} THEN teams END AS teams
        FROM drivers WHERE group_id = $1 AND driver_id = ANY($2)`,
       [groupId, tracking.driver_ids, teams],
     ),
-    db.query<Named>(`SELECT device_id AS id, CASE WHEN ${seenDevice} THEN label END AS label FROM devices WHERE group_id = $1 AND device_id = ANY($2)`, [groupId, tracking.device_ids, teams]),
+    db.query<Trip['devices'][number]>(`SELECT device_id AS id, CASE WHEN ${seenDevice} THEN label END AS label FROM devices WHERE group_id = $1 AND device_id = ANY($2)`, [groupId, tracking.device_ids, teams]),
     day.gtfsId
       ? db.query<{ id: string; name: string; publication_date: Date | null }>(
           `SELECT v.gtfs_id AS id, v.name, (SELECT min(p.published_at) FROM gtfs_publications p WHERE p.group_id = v.group_id AND p.gtfs_id = v.gtfs_id) AS publication_date
@@ -135,7 +131,7 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
       : Promise.resolve([]),
     db.query<{ device_id: string; kind: 'start' | 'end'; at: Date }>('SELECT device_id, kind, at FROM trip_runs WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 ORDER BY at', [groupId, serviceDate, tripId]),
   ]);
-  const byOrder = <T extends Named>(rows: T[], ids: string[]) => ids.flatMap((id) => rows.filter((r) => r.id === id));
+  const byOrder = <T extends { id: string }>(rows: T[], ids: string[]) => ids.flatMap((id) => rows.filter((r) => r.id === id));
 
   // Recorded runs: each trip_start of a device, closed by its next trip_end (a vehicle swap gives two).
   const recordedRuns: { device_id: string; started_at: string; ended_at: string | null }[] = [];
@@ -233,7 +229,7 @@ export function problemsOf(t: TripTracking, o: TripOverlay, plannedVehicles: str
  * tracking summary) or `scheduled` (only the schedule). A caller limited to teams gets the
  * recorded trips of their teams, and no scheduled-only item.
  */
-export async function listTripsOfDate(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams'>, serviceDate: string, now: Date): Promise<Record<string, unknown>[]> {
+export async function listTripsOfDate(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams'>, serviceDate: string, now: Date): Promise<TripOfDay[]> {
   const groupId = scope.groupId;
   const day = await tripsOnServiceDate(db, groupId, serviceDate);
   const recorded = new Map((await trackingOf(db, groupId, serviceDate, undefined, { now })).map((t) => [t.trip_id, t]));
@@ -247,9 +243,9 @@ export async function listTripsOfDate(db: Db, scope: Pick<GroupScope, 'groupId' 
     visible = (t) => t.vehicle_ids.some((v) => mine.has(`v ${v}`)) || t.driver_ids.some((d) => mine.has(`d ${d}`));
   }
   const overlays = await overlaysFor(db, groupId, serviceDate, scope.teams === null ? day.trips.filter((t) => !recorded.has(t.trip_id)) : []);
-  const items: Record<string, unknown>[] = [];
+  const items: TripOfDay[] = [];
   const seen = new Set<string>();
-  const recordedItem = (t: TripTracking, s: ScheduledTrip | undefined) => ({
+  const recordedItem = (t: TripTracking, s: ScheduledTrip | undefined): TripOfDay => ({
     kind: 'recorded', id: t.trip_id, service_date: serviceDate, start_time: t.start_time, route_id: t.route_id, headsign: s?.headsign ?? null,
     direction_id: s?.direction_id ?? null, block_id: s?.block_id ?? null, departure_time: s?.first_departure_at.toISOString() ?? null,
     arrival_time: s?.last_arrival_at.toISOString() ?? null, status: t.status, delay_seconds: t.delay_seconds, started_at: t.started_at, ended_at: t.ended_at,

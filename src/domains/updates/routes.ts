@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import { DISPATCH, OFFICE, groupRoles } from '../../platform/http/access.js';
 import { DateEither, GroupId, GroupParams, StringEnum } from '../../platform/http/params.js';
 import { PUBLIC, op } from '../../platform/http/route.js';
-import { PutTripUpdateBody, TripUpdateRecord, UPDATE_KINDS } from './schemas.js';
+import { EndTripUpdateBody, PutTripUpdateBody, TripUpdateRecord, UPDATE_KINDS } from './schemas.js';
+import { ref } from '../../platform/http/components.js';
 import { MAX_UPDATE_DAYS, endTripUpdate, putTripUpdate, removeTripUpdate, searchTripUpdates } from './service.js';
 
 const UpdateParams = Type.Object({ group_id: GroupId, update_id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -31,7 +32,7 @@ export async function updateRoutes(fastify: FastifyInstance) {
         description: `The update overlays the schedule for its dates and never rewrites the GTFS: trips of the day, tracking, the trip object, the live stream, GTFS-Realtime and SIRI read it. Idempotent by update_id: the same id with the same body answers the same record; with another body, 409 TripUpdateConflict. ${overlapRule}`,
         errors: { 409: { TripUpdateConflict: 'update_id was used with another body' } },
       },
-      { params: GroupParams, body: PutTripUpdateBody, response: { 200: TripUpdateRecord } },
+      { params: GroupParams, body: ref(PutTripUpdateBody), response: { 200: ref(TripUpdateRecord) } },
     ),
   }, async (req) => putTripUpdate(ctx, req.groupScope!, req.body, req.principal!.userId));
 
@@ -45,7 +46,7 @@ export async function updateRoutes(fastify: FastifyInstance) {
           kind: Type.Optional(StringEnum(UPDATE_KINDS)),
           include_removed: Type.Boolean({ default: false, description: 'Also list removed updates.' }),
         }),
-        response: { 200: Type.Array(TripUpdateRecord) },
+        response: { 200: Type.Array(ref(TripUpdateRecord)) },
       },
     ),
   }, async (req) => searchTripUpdates(ctx, req.groupScope!, req.query));
@@ -53,7 +54,7 @@ export async function updateRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/deviations', {
     schema: op(
       { operationId: 'listDeviations', summary: 'Detours in force on a date or during a period', tags: ['trip-updates'], access: groupRoles(OFFICE, 'ListDeviationsRoleRequired', 'read'), documents: PUBLIC },
-      { params: GroupParams, querystring: Type.Object(when), response: { 200: Type.Array(TripUpdateRecord) } },
+      { params: GroupParams, querystring: Type.Object(when), response: { 200: Type.Array(ref(TripUpdateRecord)) } },
     ),
   }, async (req) => searchTripUpdates(ctx, req.groupScope!, { ...req.query, kind: 'detour' }));
 
@@ -64,7 +65,7 @@ export async function updateRoutes(fastify: FastifyInstance) {
         description: 'Its last date becomes end_date (default: today in the group\'s time zone); the dates before stay as they were.',
         errors: { ...notFound, 409: { TripUpdateRemoved: 'the update was removed' } },
       },
-      { params: UpdateParams, body: Type.Object({ end_date: Type.Optional(DateEither('The new last date (included).')) }, { additionalProperties: false }), response: { 200: TripUpdateRecord } },
+      { params: UpdateParams, body: ref(EndTripUpdateBody), response: { 200: ref(TripUpdateRecord) } },
     ),
   }, async (req) => endTripUpdate(ctx, req.groupScope!, req.params.update_id, req.body.end_date));
 
@@ -74,7 +75,7 @@ export async function updateRoutes(fastify: FastifyInstance) {
         operationId: 'removeTripUpdate', summary: 'Remove a trip update', tags: ['trip-updates'], access: groupRoles(DISPATCH, 'RemoveTripUpdateRoleRequired', 'write'), documents: PUBLIC,
         description: 'It no longer applies to any date; the record stays, with removed_at (search with include_removed).', errors: notFound,
       },
-      { params: UpdateParams, response: { 200: TripUpdateRecord } },
+      { params: UpdateParams, response: { 200: ref(TripUpdateRecord) } },
     ),
   }, async (req) => removeTripUpdate(ctx, req.groupScope!, req.params.update_id));
 }

@@ -5,6 +5,7 @@
  * Services throw these; routes never build error bodies by hand.
  */
 import { Type, type Static } from 'typebox';
+import { component } from './components.js';
 
 export class HttpError extends Error {
   constructor(
@@ -82,29 +83,35 @@ function bounded(issue: ValidationIssue): ValidationIssue {
 export const invalid = (loc: (string | number)[], msg: string, type = 'value_error', input?: unknown) =>
   new ValidationError([{ loc, msg, type, ...(input !== undefined ? { input } : {}) }]);
 
-export const ErrorBody = Type.Object(
+export const ErrorBody = component('Error', Type.Object(
   {
     detail: Type.String({ description: 'A message for humans.' }),
     code: Type.String({ description: 'The error name, stable for machines (e.g. GroupNotFound, NoRole, WrongLogin).' }),
     request_id: Type.Optional(Type.String({ description: 'Present on 500 answers: quote it when reporting the problem.' })),
+    notification: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: '502 `SmsNotSent`: the notification as recorded, with its failed status (the record of POST …/notifications).' })),
+    errors: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: '422 `InvalidGtfsFeed`: the first errors of the feed, each naming its file, line, field and rule.' })),
+    error_count: Type.Optional(Type.Integer({ description: '422 `InvalidGtfsFeed`: how many errors the feed has.' })),
+    error_counts: Type.Optional(Type.Record(Type.String(), Type.Integer(), { description: '422 `InvalidGtfsFeed`: the number of errors by rule code.' })),
+    warnings: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: '422 `InvalidGtfsFeed`: the first warnings of the feed.' })),
+    warning_count: Type.Optional(Type.Integer({ description: '422 `InvalidGtfsFeed`: how many warnings the feed has.' })),
   },
-  { additionalProperties: true, title: 'Error' },
-);
+  { additionalProperties: false, title: 'Error', description: 'Every error answer but a schema validation 422. The optional fields are present only on the answers their descriptions name.' },
+));
 export type ErrorBody = Static<typeof ErrorBody>;
 
-export const HTTPValidationError = Type.Object(
+export const HTTPValidationError = component('HTTPValidationError', Type.Object(
   {
     detail: Type.Array(
       Type.Object({
         loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), { description: 'Where the bad value is: ["query","date"], ["body","assignments",3,"trip_id"]…' }),
         msg: Type.String(),
         type: Type.String({ description: 'missing, string_pattern_mismatch, int_parsing, bool_parsing, enum, value_error, extra_forbidden, json_invalid…' }),
-        input: Type.Optional(Type.Unknown()),
-      }),
+        input: Type.Optional(Type.Unknown({ description: 'The bad value (cut at 200 characters; a large object or list is left out; never a password or secret).' })),
+      }, { additionalProperties: false }),
     ),
   },
-  { title: 'HTTPValidationError' },
-);
+  { additionalProperties: false, title: 'HTTPValidationError', description: 'A 422: the problems found in the request, FastAPI\'s shape.' },
+));
 
 // Common errors, one constructor each, so the names stay consistent everywhere.
 export const errors = {

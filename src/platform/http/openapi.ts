@@ -85,10 +85,13 @@ export function swaggerOptions(version: string) {
       ],
     },
     hideUntagged: false,
+    // Components (components.ts) keep their names: `#/components/schemas/<$id>`.
+    refResolver: { buildLocalReference: (json: { $id?: unknown }, _base: unknown, _fragment: unknown, i: number) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform: ({ schema, url }: { schema: Record<string, unknown>; url: string }) => {
       // Only the API surface is documented; health, metrics and the documents themselves are not operations.
       if (!url.startsWith('/api/v4/') && !url.startsWith('/nav-data-processor-api/')) return { schema: { ...schema, hide: true }, url };
-      return { schema, url };
+      const { 'x-documented-body': documentedBody, ...rest } = schema;
+      return { schema: documentedBody ? { ...rest, body: documentedBody } : rest, url };
     },
   };
 }
@@ -102,6 +105,7 @@ export function documentBuilder(app: FastifyInstance) {
     if (hit) return hit;
     const full = structuredClone(app.swagger() as unknown as OpenApi);
     toJsonSchema2020(full.paths);
+    toJsonSchema2020(full.components?.['schemas']);
     const doc = cut(full, version, document);
     cache.set(key, doc);
     return doc;
@@ -145,6 +149,27 @@ function cut(full: OpenApi, version: Version, document: Document): OpenApi {
     ...full,
     info: { ...full.info, title: TITLES[document], version: `${version}` },
     paths,
+    components: { ...full.components, schemas: usedSchemas(paths, (full.components?.['schemas'] ?? {}) as Record<string, unknown>) },
     tags: (full.tags ?? []).filter((t) => usedTags.has(t.name)),
   };
+}
+
+/** The component schemas the operations of a document reach, directly or through other components. */
+function usedSchemas(paths: OpenApi['paths'], all: Record<string, unknown>): Record<string, unknown> {
+  const used = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (node === null || typeof node !== 'object') return;
+    for (const v of Object.values(node)) {
+      if (typeof v === 'string' && v.startsWith('#/components/schemas/')) {
+        const name = v.slice('#/components/schemas/'.length);
+        if (!used.has(name) && name in all) {
+          used.add(name);
+          visit(all[name]);
+        }
+      } else visit(v);
+    }
+  };
+  visit(paths);
+  return Object.fromEntries(Object.keys(all).filter((n) => used.has(n)).sort().map((n) => [n, all[n]]));
 }

@@ -7,6 +7,7 @@
 import type { TSchema } from 'typebox';
 import { ErrorBody, HTTPValidationError, errors as httpErrors } from './errors.js';
 import type { Access } from './access.js';
+import { ref } from './components.js';
 import type { CacheReads } from './read-cache.js';
 
 /** The rate-limited kinds of operation; their budgets come from the configuration. */
@@ -52,6 +53,11 @@ export interface OpMeta {
    * (src/platform/http/read-cache.ts): what tables the handler reads.
    */
   cache?: CacheReads;
+  /**
+   * The request body as the documents show it, when the route validates a looser one and checks
+   * the parts itself (the device batch: each item alone, so one bad item is rejected alone).
+   */
+  documentedBody?: TSchema;
 }
 
 export type OpSchema<S> = S & { 'x-access': Access; 'x-documents': readonly Document[] };
@@ -60,7 +66,7 @@ const errorResponse = (errors: Record<string, string>) => ({
   description: Object.entries(errors)
     .map(([code, what]) => `\`${code}\`: ${what}`)
     .join('; '),
-  content: { 'application/json': { schema: ErrorBody } },
+  content: { 'application/json': { schema: ref(ErrorBody) } },
 });
 
 const CACHE_SENTENCE = 'Served from a cache of each instance (header `x-cache`: `hit`, `stale` or `miss`): exact after any write, in any instance; ' +
@@ -90,6 +96,13 @@ export function op<const S extends SchemaParts>(meta: OpMeta, schema: S): OpSche
   for (const [status, byCode] of Object.entries(meta.errors ?? {})) {
     for (const [code, what] of Object.entries(byCode ?? {})) add(Number(status), code, what);
   }
+  if (schema.body || meta.consumes) {
+    // Fastify's own answers to a body it cannot take (app.ts, FASTIFY_CODES).
+    const unless = (status: number, code: string, what: string) => (errors[status]?.[code] ? undefined : add(status, code, what));
+    unless(413, 'PayloadTooLarge', 'the body is larger than the operation takes');
+    unless(415, 'UnsupportedMediaType', 'a body of a content type the operation does not take');
+    unless(400, 'EmptyBody', 'a JSON content type with an empty body');
+  }
   const rateLimit = meta.rateLimit ?? (meta.tags.includes('exports') ? 'exports' : undefined);
   if (rateLimit) add(429, 'TooManyRequests', `over the \`${rateLimit}\` rate limit; the Retry-After header gives the seconds to wait`);
   if (meta.notImplemented) add(501, 'NotImplemented', `not built yet (${meta.notImplemented})`);
@@ -104,7 +117,7 @@ export function op<const S extends SchemaParts>(meta: OpMeta, schema: S): OpSche
   if (takesInput || errors['422']) {
     response[422] = {
       description: ['a parameter or the body fails validation (HTTPValidationError)', ...Object.entries(errors['422'] ?? {}).map(([c, w]) => `\`${c}\`: ${w}`)].join('; '),
-      content: { 'application/json': { schema: errors['422'] ? { anyOf: [HTTPValidationError, ErrorBody] } : HTTPValidationError } },
+      content: { 'application/json': { schema: errors['422'] ? { anyOf: [ref(HTTPValidationError), ref(ErrorBody)] } : ref(HTTPValidationError) } },
     };
   }
 
@@ -136,6 +149,7 @@ export function op<const S extends SchemaParts>(meta: OpMeta, schema: S): OpSche
     ...(meta.notImplemented ? { 'x-not-implemented': meta.notImplemented } : {}),
     ...(rateLimit ? { 'x-rate-limit': rateLimit } : {}),
     ...(meta.cache ? { 'x-cache': meta.cache } : {}),
+    ...(meta.documentedBody ? { 'x-documented-body': meta.documentedBody } : {}),
   } as OpSchema<S>;
 }
 

@@ -1,0 +1,185 @@
+/**
+ * The contract (issue #18 §1): every record a named component of the documents, the device items
+ * documented as a discriminated union, and answers checked against their schemas.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Type } from 'typebox';
+import { inject, setup, type TestApp } from '../helpers/app.js';
+import { takeMismatches } from '../helpers/response-check.js';
+
+type Schema = Record<string, any>;
+type Doc = { paths: Record<string, Record<string, Schema>>; components: { schemas: Record<string, Schema> } };
+
+let t: TestApp;
+let internal: Doc;
+beforeAll(async () => {
+  t = await setup({
+    checkResponses: true,
+    extraRoutes: (app) => {
+      const schema = { response: { 200: Type.Object({ a: Type.String() }, { additionalProperties: false }) } };
+      app.get('/probe/good', { schema }, async () => ({ a: 'x' }));
+      app.get('/probe/wrong-type', { schema }, async () => ({ a: 1 }) as never);
+      app.get('/probe/extra', { schema }, async () => ({ a: 'x', b: 2 }) as never);
+      app.get('/probe/status', { schema }, async (_req, reply) => reply.status(201 as 200).send({ a: 'x' }));
+    },
+  });
+  internal = (await inject(t, { url: '/api/v4/openapi/internal.json' })).json;
+});
+afterAll(async () => t?.close());
+
+/**
+ * The operations whose JSON bodies (request, or a 2xx answer) are still inline schemas. Shrink it:
+ * an operation converted to components leaves the list (the test fails while it is listed).
+ */
+const NOT_YET_NAMED: readonly string[] = [
+  'DELETE /api/v4/groups/{group_id}/trip-updates/{update_id}',
+  'GET /api/v4/auth/provider',
+  'GET /api/v4/groups',
+  'GET /api/v4/groups/{group_id}',
+  'GET /api/v4/groups/{group_id}/api-keys',
+  'GET /api/v4/groups/{group_id}/blocks/{block_id}/vehicle-movements',
+  'GET /api/v4/groups/{group_id}/blocks/{block_id}/vehicle_movements',
+  'GET /api/v4/groups/{group_id}/danger-zones',
+  'GET /api/v4/groups/{group_id}/depots',
+  'GET /api/v4/groups/{group_id}/deviations',
+  'GET /api/v4/groups/{group_id}/device/danger-zones',
+  'GET /api/v4/groups/{group_id}/devices',
+  'GET /api/v4/groups/{group_id}/devices/{device_id}',
+  'GET /api/v4/groups/{group_id}/devices/{device_id}/history',
+  'GET /api/v4/groups/{group_id}/drivers',
+  'GET /api/v4/groups/{group_id}/drivers/{driver_id}',
+  'GET /api/v4/groups/{group_id}/drivers/{driver_id}/ratings',
+  'GET /api/v4/groups/{group_id}/gtfs',
+  'GET /api/v4/groups/{group_id}/gtfs-rt/alerts',
+  'GET /api/v4/groups/{group_id}/gtfs-rt/trip-modifications',
+  'GET /api/v4/groups/{group_id}/gtfs-rt/trip-updates',
+  'GET /api/v4/groups/{group_id}/gtfs-rt/vehicle-positions',
+  'GET /api/v4/groups/{group_id}/gtfs/{gtfs_id}',
+  'GET /api/v4/groups/{group_id}/gtfs/{gtfs_id}/calendars',
+  'GET /api/v4/groups/{group_id}/gtfs/{gtfs_id}/calendars/{service_id}',
+  'GET /api/v4/groups/{group_id}/live-map/network',
+  'GET /api/v4/groups/{group_id}/live-map/vehicles',
+  'GET /api/v4/groups/{group_id}/notifications/sms-count',
+  'GET /api/v4/groups/{group_id}/on-demand-routes',
+  'GET /api/v4/groups/{group_id}/on-demand-routes/public',
+  'GET /api/v4/groups/{group_id}/on-demand-routes/public/{route_id}',
+  'GET /api/v4/groups/{group_id}/on-demand-routes/{route_id}',
+  'GET /api/v4/groups/{group_id}/planning',
+  'GET /api/v4/groups/{group_id}/rail/station-links',
+  'GET /api/v4/groups/{group_id}/ratings',
+  'GET /api/v4/groups/{group_id}/roles',
+  'GET /api/v4/groups/{group_id}/stats/predictions',
+  'GET /api/v4/groups/{group_id}/stats/trip-tracking',
+  'GET /api/v4/groups/{group_id}/teams',
+  'GET /api/v4/groups/{group_id}/trip-events',
+  'GET /api/v4/groups/{group_id}/trip-updates/search',
+  'GET /api/v4/groups/{group_id}/trips',
+  'GET /api/v4/groups/{group_id}/trips/{trip_id}',
+  'GET /api/v4/groups/{group_id}/users',
+  'GET /api/v4/groups/{group_id}/vehicle-amount',
+  'GET /api/v4/groups/{group_id}/vehicle-movements',
+  'GET /api/v4/groups/{group_id}/vehicle-movements/any',
+  'GET /api/v4/groups/{group_id}/vehicle-movements/{vehicle_movement_id}',
+  'GET /api/v4/groups/{group_id}/vehicle_movements',
+  'GET /api/v4/groups/{group_id}/vehicles',
+  'GET /api/v4/groups/{group_id}/vehicles/public',
+  'GET /api/v4/groups/{group_id}/vehicles/{vehicle_id}',
+  'GET /api/v4/rail-stations',
+  'GET /api/v4/rail-stations/{station_id}',
+  'PATCH /api/v4/groups/{group_id}',
+  'PATCH /api/v4/groups/{group_id}/danger-zones/{danger_zone_id}',
+  'PATCH /api/v4/groups/{group_id}/depots/{depot_id}',
+  'PATCH /api/v4/groups/{group_id}/devices/{device_id}',
+  'PATCH /api/v4/groups/{group_id}/drivers/{driver_id}',
+  'PATCH /api/v4/groups/{group_id}/on-demand-routes/{route_id}',
+  'PATCH /api/v4/groups/{group_id}/users/{user_id}',
+  'PATCH /api/v4/groups/{group_id}/vehicles/{vehicle_id}',
+  'POST /api/v4/api-keys',
+  'POST /api/v4/groups',
+  'POST /api/v4/groups/{group_id}/api-keys',
+  'POST /api/v4/groups/{group_id}/danger-zones',
+  'POST /api/v4/groups/{group_id}/depots',
+  'POST /api/v4/groups/{group_id}/devices',
+  'POST /api/v4/groups/{group_id}/drivers',
+  'POST /api/v4/groups/{group_id}/gtfs',
+  'POST /api/v4/groups/{group_id}/gtfs/{gtfs_id}/publish',
+  'POST /api/v4/groups/{group_id}/import/drivers',
+  'POST /api/v4/groups/{group_id}/import/vehicles',
+  'POST /api/v4/groups/{group_id}/notifications/sms',
+  'POST /api/v4/groups/{group_id}/on-demand-routes',
+  'POST /api/v4/groups/{group_id}/rail/station-links',
+  'POST /api/v4/groups/{group_id}/teams',
+  'POST /api/v4/groups/{group_id}/trip-updates/{update_id}/end',
+  'POST /api/v4/groups/{group_id}/users',
+  'POST /api/v4/groups/{group_id}/vehicles',
+  'POST /api/v4/login',
+  'POST /api/v4/login-scoped',
+  'POST /nav-data-processor-api/v4/login-scoped',
+  'PUT /api/v4/groups/{group_id}/drivers/{driver_id}/ratings',
+  'PUT /api/v4/groups/{group_id}/planning',
+  'PUT /api/v4/groups/{group_id}/trip-updates',
+];
+
+const isNamed = (s: Schema | undefined): boolean => {
+  if (!s) return true;
+  if (typeof s['$ref'] === 'string') return true;
+  if (s['type'] === 'array') return isNamed(s['items']);
+  if (Array.isArray(s['anyOf'])) return s['anyOf'].every((b: Schema) => b['type'] === 'null' || isNamed(b));
+  return false;
+};
+
+function inlineBodies(doc: Doc): string[] {
+  const found: string[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const bodies: (Schema | undefined)[] = [operation['requestBody']?.content?.['application/json']?.schema];
+      for (const [status, r] of Object.entries(operation['responses'] ?? {})) {
+        if (status.startsWith('2')) bodies.push((r as Schema)['content']?.['application/json']?.schema);
+      }
+      if (!bodies.every(isNamed)) found.push(`${method.toUpperCase()} ${path}`);
+    }
+  }
+  return found.sort();
+}
+
+describe('the contract', () => {
+  it('records an answer its documented schema does not describe: a wrong type, an undocumented field, an undocumented status', async () => {
+    takeMismatches();
+    for (const p of ['good', 'wrong-type', 'extra', 'status']) expect((await inject(t, { url: `/probe/${p}` })).status).toBeLessThan(300);
+    const found = takeMismatches();
+    expect(found.map((m) => m.request)).toEqual(['GET /probe/wrong-type', 'GET /probe/extra', 'GET /probe/status']);
+    expect(found[0]!.errors.join()).toContain('/a must be string');
+    expect(found[1]!.errors.join()).toContain('additionalProperty');
+    expect(found[2]!.errors.join()).toContain('status 201 is not documented');
+  });
+
+  it('documents the device items as a union told apart by type, each item closed with its fields', () => {
+    const s = internal.components.schemas;
+    const body = internal.paths['/api/v4/groups/{group_id}/device/reports']!['post']!['requestBody'].content['application/json'].schema;
+    expect(body).toEqual({ $ref: '#/components/schemas/DeviceReportBatch' });
+    expect(s['DeviceReportBatch']!['properties'].items.items).toEqual({ $ref: '#/components/schemas/DeviceReportItem' });
+    const union = s['DeviceReportItem']!;
+    const types = ['sign_on', 'sign_off', 'trip_start', 'trip_end', 'trip_event', 'position', 'passenger_count', 'device_state', 'vehicle_movement'];
+    expect(Object.keys(union['discriminator'].mapping)).toEqual(types);
+    expect(union['discriminator'].propertyName).toBe('type');
+    expect(union['oneOf'].map((b: Schema) => b['$ref'])).toEqual(Object.values(union['discriminator'].mapping));
+    for (const type of types) {
+      const item = s[union['discriminator'].mapping[type].split('/').pop()]!;
+      expect(item['additionalProperties'], type).toBe(false);
+      expect(item['properties'].type, type).toMatchObject({ enum: [type] });
+      expect(item['required'], type).toEqual(expect.arrayContaining(['id', 'type', 'at']));
+    }
+    expect(s['PositionItem']!['properties']).toMatchObject({ lat: { minimum: -90, maximum: 90 }, lon: { minimum: -180, maximum: 180 }, speed_kmh: { minimum: 0 } });
+    expect(s['TripEventItem']!['properties'].event.enum).toEqual(['stop_passed', 'departure', 'arrival', 'state_change']);
+  });
+
+  it('names the JSON bodies of every operation as components (or arrays of them), but the listed ones not yet converted', () => {
+    expect(inlineBodies(internal)).toEqual([...NOT_YET_NAMED].sort());
+  });
+
+  it('documents in each document only the components its operations use', async () => {
+    const datahub: Doc = (await inject(t, { url: '/api/v4/openapi/datahub.json' })).json;
+    expect(Object.keys(datahub.components.schemas).sort()).toEqual(['Error', 'HTTPValidationError']);
+    expect(Object.keys(internal.components.schemas)).toContain('DeviceReportItem');
+  });
+});
