@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
-import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
+import { badItem, item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
 
 let t: TestApp;
 let g: string;
@@ -62,7 +62,7 @@ describe('device reports', () => {
       item('position', at('08:01'), { lat: 200, lon: 4.8, gps_valid: true }),
       { id: 'x', type: 'teleport', at: at('08:02').toISOString() },
       item('sign_on', at('08:03'), { driver_code: 'nobody', vehicle_id: bus }),
-      item('trip_event', at('08:04'), { trip_id: 'T', service_date: '2026-03-10', event: 'departure', gps_valid: true, colour: 'red' }),
+      badItem('trip_event', at('08:04'), { trip_id: 'T', service_date: '2026-03-10', event: 'departure', gps_valid: true, colour: 'red' }),
       { ...item('position', at('08:05'), { lat: 45, lon: 4, gps_valid: true }), id: 'not-a-uuid' },
     ]);
     expect(r.status).toBe(200);

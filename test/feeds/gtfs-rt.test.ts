@@ -28,7 +28,7 @@ beforeAll(async () => {
   const positions = ['2026-03-10T07:33:00Z', '2026-03-10T07:30:00Z', '2026-03-10T07:29:59Z'];
   for (const [i, d] of devices.entries()) {
     const driver = await newDriver(t, g);
-    const vehicle = [bus, nearlyStale, late][i];
+    const vehicle = [bus, nearlyStale, late][i]!;
     const r = await send(t, g, d.auth, [
       item('sign_on', '2026-03-10T07:00:00Z', { driver_id: driver, vehicle_id: vehicle }),
       item('position', positions[i]!, { lat: 48.85, lon: 2.35, gps_valid: true, speed_kmh: 36, bearing: 90, ...(i === 0 ? { trip_id: 'T3', service_date: '2026-03-10' } : {}) }),

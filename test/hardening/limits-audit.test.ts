@@ -55,7 +55,7 @@ async function waitFor<T>(what: string, f: () => T | undefined | false, deadline
 }
 
 describe('device_state merged any number of unknown fields forever (audit 9a)', () => {
-  const fields = (n: number, prefix: string, value: unknown = 1) => Object.fromEntries(Array.from({ length: n }, (_v, i) => [`${prefix}${i}`, value]));
+  const fields = (n: number, prefix: string, value: string | number | boolean | null = 1) => Object.fromEntries(Array.from({ length: n }, (_v, i) => [`${prefix}${i}`, value])) as Record<string, string | number | boolean | null>;
   const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
   const position = (at: Date) => item('position', at, { lat: 45.76, lon: 4.83, gps_valid: true });
   const latestState = async (deviceId: string) =>

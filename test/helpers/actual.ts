@@ -1,7 +1,9 @@
 /** Factories for the actual side: drivers, vehicles, devices and their credentials, report items. */
 import { randomUUID } from 'node:crypto';
 import { createApiKey, hostPrincipal, wholeGroup } from '../../src/domains/auth/service.js';
-import { inject, uniq, type TestApp } from './app.js';
+import type { DeviceReportItem } from '../../src/client/index.js';
+import { uniq, type TestApp } from './app.js';
+import { clientOf } from './client.js';
 import * as fleet from './fleet.js';
 
 /** A driver id (made through the fleet service). */
@@ -24,13 +26,32 @@ export async function newDevice(t: TestApp, groupId: string, deviceId = uniq('de
 
 export type Item = Record<string, unknown> & { id: string; type: string; at: string };
 
-export const item = (type: string, at: Date | string, fields: Record<string, unknown> = {}): Item => ({
+/** An item of a type, its fields typed by the document (DeviceReportItem): a drift fails the type check. */
+export type ItemOf<K extends DeviceReportItem['type']> = Extract<DeviceReportItem, { type: K }>;
+type Fields<K extends DeviceReportItem['type']> = Omit<ItemOf<K>, 'id' | 'type' | 'at'>;
+
+export function item<K extends DeviceReportItem['type']>(type: K, at: Date | string, ...fields: {} extends Fields<K> ? [Fields<K>?] : [Fields<K>]): ItemOf<K> & Item {
+  return { id: randomUUID(), type, at: typeof at === 'string' ? at : at.toISOString(), ...fields[0] } as ItemOf<K> & Item;
+}
+
+/** An item the document does not allow (a test of what the service refuses). */
+export const badItem = (type: string, at: Date | string, fields: Record<string, unknown> = {}): Item => ({
   id: randomUUID(),
   type,
   at: typeof at === 'string' ? at : at.toISOString(),
   ...fields,
 });
 
-export async function send(t: TestApp, groupId: string, auth: Record<string, string>, items: unknown[]) {
-  return inject(t, { method: 'POST', url: `/api/v4/groups/${groupId}/device/reports`, headers: auth, payload: { items } });
+/**
+ * Sends a batch through the generated client. Items are the document's (DeviceReportItem); a test
+ * of bad items passes them as `unknown` values made by badItem, which the service answers item by item.
+ */
+export async function send(t: TestApp, groupId: string, auth: Record<string, string>, items: readonly unknown[]) {
+  const r = await clientOf(t.app).POST('/api/v4/groups/{group_id}/device/reports', {
+    params: { path: { group_id: groupId } },
+    headers: auth,
+    body: { items: items as DeviceReportItem[] },
+  });
+  const text = r.response.status === 204 ? '' : JSON.stringify(r.data ?? r.error ?? null);
+  return { status: r.response.status, headers: Object.fromEntries(r.response.headers.entries()), body: text, json: (r.data ?? r.error) as any, data: r.data };
 }

@@ -31,7 +31,7 @@ const KM = 0.11120683; // 0.001° of latitude
 /** Trip i (T1 = 0) departs at 07:00Z + i hours: the instant m minutes and s seconds after it. */
 const at = (i: number, m: number, s = 0) => new Date(Date.parse(`${DATE}T07:00:00Z`) + i * 3_600_000 + m * 60_000 + s * 1000).toISOString();
 const ref = (trip: string) => ({ trip_id: trip, service_date: DATE });
-const ev = (trip: string, when: string, event: string, stop: string, extra: Record<string, unknown> = {}) => item('trip_event', when, { ...ref(trip), event, stop_id: stop, gps_valid: true, ...extra });
+const ev = (trip: string, when: string, event: 'stop_passed' | 'departure' | 'arrival', stop: string, extra: Record<string, unknown> = {}) => item('trip_event', when, { ...ref(trip), event, stop_id: stop, gps_valid: true, ...extra });
 const pos = (trip: string, i: number, k: number, o: { lon?: number; valid?: boolean } = {}) =>
   item('position', at(i, k), { ...ref(trip), lat: Math.round((48.85 + 0.001 * k) * 1e6) / 1e6, lon: o.lon ?? 2.35, gps_valid: o.valid ?? true });
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k);
