@@ -68,7 +68,6 @@ const NOT_YET_NAMED: readonly string[] = [
   'GET /api/v4/groups/{group_id}/roles',
   'GET /api/v4/groups/{group_id}/stats/predictions',
   'GET /api/v4/groups/{group_id}/schedule',
-  'GET /api/v4/groups/{group_id}/stats/trip-tracking',
   'GET /api/v4/groups/{group_id}/teams',
   'GET /api/v4/groups/{group_id}/trip-events',
   'GET /api/v4/groups/{group_id}/users',

@@ -18,7 +18,7 @@ import {
   PCS_CNT_COLUMNS, TRIPS_COLUMNS, TRIP_TRACKING_COLUMNS, doorColumns, doorsOfPeriod, exportTripTracking, exportTrips, exportVehicleExploitation,
 } from './exports.js';
 import { GPS_UNRELIABLE_SHARE, getTrip, listTripsOfDate } from './service.js';
-import { Trip, TripOfDay } from './schemas.js';
+import { Trip, TripOfDay, TripTrackingStats } from './schemas.js';
 import { ref } from '../../platform/http/components.js';
 import { EARLY_BEFORE_SECONDS, LATE_AFTER_SECONDS, tripTrackingStats } from './stats.js';
 import { ARRIVAL_BEFORE_M, DEPARTURE_BEYOND_M, DEPARTURE_CLEAR_M, KM_DEADBAND_M, OFF_KM_DEADBAND_M, STOP_RADIUS_M } from './passages.js';
@@ -171,7 +171,7 @@ export async function tripRoutes(fastify: FastifyInstance) {
           DEFINITIONS,
         ].join('\n\n'),
       },
-      { params: GroupParams, querystring: Type.Object({ ...PeriodQuery, group_by_team: Type.Optional(Type.Boolean({ default: false, description: 'Add the figures by team.' })) }), response: { 200: AnyRecord } },
+      { params: GroupParams, querystring: Type.Object({ ...PeriodQuery, group_by_team: Type.Optional(Type.Boolean({ default: false, description: 'Add the figures by team.' })) }), response: { 200: ref(TripTrackingStats) } },
     ),
   }, async (req) => {
     const scope = req.groupScope!;

@@ -147,3 +147,41 @@ export const TripOfDay = component('TripOfDay', Type.Object({
   device_ids: Type.Array(Type.String()),
 }, { ...closed, description: 'A trip of a date, recorded or scheduled.' }));
 export type TripOfDay = Static<typeof TripOfDay>;
+
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+const Seconds = (description: string) => Nullable(Type.Number({ description: `${description}, in seconds; null without stop passages` }));
+/** The figures of stats/trip-tracking, for the whole period and for each day, route and team. */
+const figures = {
+  trips: Count('Trips: scheduled on the dates plus those recorded without being scheduled'),
+  ...Object.fromEntries(TRIP_STATUS_VALUES.map((s) => [`${s}_trips`, Count(`Trips of status ${s}`)])) as Record<`${keyof typeof TRIP_STATUSES}_trips`, ReturnType<typeof Count>>,
+  missing_trips: Count('= not_done_trips'),
+  stop_passages: Count('Stops passed with a scheduled time'),
+  early: Count('Stop passages earlier than windows.early_before_seconds'),
+  on_time: Count('Stop passages within the windows (inclusive)'),
+  late: Count('Stop passages later than windows.late_after_seconds'),
+  punctuality_percent: Nullable(Type.Number({ description: 'on_time / stop_passages × 100, one decimal' })),
+  average_delay_seconds: Seconds('Average delay'),
+  p50_delay_seconds: Seconds('Median delay (nearest rank)'),
+  p90_delay_seconds: Seconds('90th percentile of the delay (nearest rank)'),
+  p95_delay_seconds: Seconds('95th percentile of the delay (nearest rank)'),
+  max_delay_seconds: Seconds('Largest delay'),
+  tk: Km('Planned kilometres of the trips not cancelled'),
+  vk: Km('Kilometres driven'),
+  recorded_commercial_km: Km('Progress along the itineraries'),
+  off_itinerary_km: Km('Part of vk off the itineraries'),
+  reliable_km: Km('Part of vk between valid fixes close in time'),
+  unreliable_km: Km('vk − reliable_km'),
+  percent_km: Nullable(Type.Number({ description: 'recorded_commercial_km / tk × 100, one decimal; null when tk is 0' })),
+};
+
+export const TripTrackingFigures = component('TripTrackingFigures', Type.Object(figures, { ...closed, description: 'Punctuality, delays, trips by status and kilometres over a set of trips.' }));
+
+export const TripTrackingStats = component('TripTrackingStats', Type.Object({
+  start_date: Type.String({ format: 'date' }),
+  end_date: Type.String({ format: 'date' }),
+  windows: Type.Object({ early_before_seconds: Type.Integer(), late_after_seconds: Type.Integer() }, { ...closed, description: 'The punctuality windows, in seconds of delay.' }),
+  total: ref(TripTrackingFigures),
+  by_day: Type.Array(Type.Object({ service_date: Type.String({ format: 'date' }), ...figures }, closed)),
+  by_route: Type.Array(Type.Object({ route_id: Type.String({ description: 'Empty for trips recorded without a known route.' }), ...figures }, closed)),
+  by_team: Type.Optional(Type.Array(Type.Object({ team_id: Type.String(), ...figures }, closed), { description: 'With group_by_team=true: a trip counts for every team of its vehicles and drivers.' })),
+}, { ...closed, description: 'stats/trip-tracking: the figures over a period, in total and by day, route and (on request) team.' }));

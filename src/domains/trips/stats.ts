@@ -56,7 +56,7 @@ class Agg {
     const total = Object.values(this.trips).reduce((a, b) => a + b, 0);
     return {
       trips: total,
-      ...Object.fromEntries(Object.entries(this.trips).map(([k, v]) => [`${k}_trips`, v])),
+      ...(Object.fromEntries(Object.entries(this.trips).map(([k, v]) => [`${k}_trips`, v])) as Record<`${TripStatus}_trips`, number>),
       missing_trips: this.trips.not_done,
       stop_passages: d.length,
       early: early,
