@@ -489,6 +489,15 @@ async function main() {
   const admin = new pg.Client({ connectionString: DATABASE_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${database}`);
+  // Interrupted: the service stopped and the database dropped all the same.
+  const interrupted = () => void (async () => {
+    running = false;
+    await stopServer();
+    if (!args.keep) await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    process.exit(130);
+  })();
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   let ws: WebSocket | null = null;
   try {
     // Setup on a clock an hour before the peak (the publication dates from the service date).
