@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ref } from '../../platform/http/components.js';
 import { Type } from 'typebox';
 import { ADMIN, OFFICE, RS3, RS4, RS5, RS6, groupRoles, publicAccess, type Role } from '../../platform/http/access.js';
 import { sendCsv } from '../../platform/csv.js';
@@ -55,28 +56,28 @@ export async function fleetRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/vehicles', {
     schema: op(
       { operationId: 'listVehicles', summary: 'Vehicles, filtered by the caller\'s teams and by status', description: TEAM_SCOPE, tags: ['vehicles'], access: groupRoles(RS3, 'ListVehiclesRoleRequired', 'read'), documents: PUBLIC, cache: { only: ['vehicles'] } },
-      { params: GroupParams, querystring: StatusesQuery, response: { 200: Type.Array(VehicleRecord) } },
+      { params: GroupParams, querystring: StatusesQuery, response: { 200: Type.Array(ref(VehicleRecord)) } },
     ),
   }, async (req) => listVehicles(ctx.db, req.groupScope!, req.query.statuses));
 
   app.get('/groups/:group_id/vehicles/public', {
     schema: op(
       { operationId: 'listPublicVehicles', summary: 'Public vehicle records (no private fields)', description: 'Every vehicle of the group (no credential, so no team scope), with public fields only.', tags: ['vehicles'], access: publicAccess({ group: true }), documents: PUBLIC },
-      { params: GroupParams, querystring: StatusesQuery, response: { 200: Type.Array(PublicVehicleRecord) } },
+      { params: GroupParams, querystring: StatusesQuery, response: { 200: Type.Array(ref(PublicVehicleRecord)) } },
     ),
   }, async (req) => listPublicVehicles(ctx.db, req.params.group_id, req.query.statuses));
 
   app.get('/groups/:group_id/vehicles/:vehicle_id', {
     schema: op(
       { operationId: 'getVehicle', summary: 'One vehicle, filtered by the caller\'s teams', tags: ['vehicles'], access: groupRoles(RS4, 'GetVehicleRoleRequired', 'read'), documents: PUBLIC, errors: { 404: vehicleNotFound, 403: differentTeam('vehicle') } },
-      { params: VehicleParams, response: { 200: VehicleRecord } },
+      { params: VehicleParams, response: { 200: ref(VehicleRecord) } },
     ),
   }, async (req) => getVehicle(ctx.db, req.groupScope!, req.params.vehicle_id));
 
   app.post('/groups/:group_id/vehicles', {
     schema: op(
       { operationId: 'createVehicle', summary: 'Register a vehicle', tags: ['vehicles'], access: groupRoles(ADMIN, 'CreateVehicleRoleRequired', 'write'), documents: INTERNAL, errors: { 409: { VehicleExists: 'the vehicle_id is taken', LicensePlateTaken: 'another vehicle has this license plate' }, 403: { ForbiddenDifferentTeam: writeTeams } } },
-      { params: GroupParams, body: CreateVehicleBody, response: { 201: VehicleRecord } },
+      { params: GroupParams, body: ref(CreateVehicleBody), response: { 201: ref(VehicleRecord) } },
     ),
   }, async (req, reply) => reply.status(201).send(await createVehicle(ctx, req.groupScope!, req.body)));
 
@@ -87,7 +88,7 @@ export async function fleetRoutes(fastify: FastifyInstance) {
         access: groupRoles(ADMIN, 'UpdateVehicleRoleRequired', 'write'), documents: INTERNAL,
         errors: { 404: vehicleNotFound, 409: { LicensePlateTaken: 'another vehicle has this license plate' }, 403: { ForbiddenDifferentTeam: writeTeams } },
       },
-      { params: VehicleParams, body: PatchVehicleBody, response: { 200: VehicleRecord } },
+      { params: VehicleParams, body: ref(PatchVehicleBody), response: { 200: ref(VehicleRecord) } },
     ),
   }, async (req) => updateVehicle(ctx, req.groupScope!, req.params.vehicle_id, req.body));
 
@@ -105,14 +106,14 @@ export async function fleetRoutes(fastify: FastifyInstance) {
     bodyLimit: ctx.config.importBodyLimitBytes,
     schema: op(
       { operationId: 'importVehicles', summary: 'Create or update vehicles from a CSV file in the export format', description: IMPORT_DESCRIPTION(VEHICLES_CSV), tags: ['vehicles'], access: groupRoles(ADMIN, 'ImportVehiclesRoleRequired', 'write'), documents: INTERNAL, consumes: CSV, errors: { 409: { ImportConflict: 'a concurrent write took a license plate of the file; send it again' } } },
-      { params: GroupParams, body: Type.String({ description: 'The CSV file.' }), response: { 200: ImportReport } },
+      { params: GroupParams, body: Type.String({ description: 'The CSV file.' }), response: { 200: ref(ImportReport) } },
     ),
   }, async (req) => importCsv(ctx, req.groupScope!, VEHICLES_CSV, req.body));
 
   app.get('/groups/:group_id/vehicle-amount', {
     schema: op(
       { operationId: 'getVehicleAmount', summary: 'The number of registered vehicles', description: TEAM_SCOPE, tags: ['vehicles', 'stats'], access: groupRoles(OFFICE, 'InvalidRole', 'read'), documents: PUBLIC },
-      { params: GroupParams, response: { 200: VehicleAmount } },
+      { params: GroupParams, response: { 200: ref(VehicleAmount) } },
     ),
   }, async (req) => vehicleAmount(ctx.db, req.groupScope!));
 
@@ -127,7 +128,7 @@ export async function fleetRoutes(fastify: FastifyInstance) {
           archived: Type.Boolean({ default: false, description: 'false (default): drivers in service; true: archived drivers.' }),
           driver_code: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Keep the drivers with this internal code.' })),
         }),
-        response: { 200: Type.Array(DriverRecord) },
+        response: { 200: Type.Array(ref(DriverRecord)) },
       },
     ),
   }, async (req) => listDrivers(ctx.db, req.groupScope!, req.query));
@@ -135,14 +136,14 @@ export async function fleetRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/drivers/:driver_id', {
     schema: op(
       { operationId: 'getDriver', summary: 'One driver', description: 'Operator-oriented record for operator and regulator (and superusers), standard record for the other roles.', tags: ['drivers'], access: groupRoles(RS6, 'GetDriverRoleRequired', 'read'), documents: PUBLIC, errors: { 404: driverNotFound, 403: differentTeam('driver') } },
-      { params: DriverParams, response: { 200: DriverRecord } },
+      { params: DriverParams, response: { 200: ref(DriverRecord) } },
     ),
   }, async (req) => getDriver(ctx.db, req.groupScope!, req.params.driver_id));
 
   app.post('/groups/:group_id/drivers', {
     schema: op(
       { operationId: 'createDriver', summary: 'Register a driver', tags: ['drivers'], access: groupRoles(ADMIN, 'CreateDriverRoleRequired', 'write'), documents: INTERNAL, errors: { 409: { DriverExists: 'the driver_id is taken', StaffNumberTaken: 'another driver has this staff number' }, 403: { ForbiddenDifferentTeam: writeTeams } } },
-      { params: GroupParams, body: CreateDriverBody, response: { 201: OperatorDriverRecord } },
+      { params: GroupParams, body: ref(CreateDriverBody), response: { 201: ref(OperatorDriverRecord) } },
     ),
   }, async (req, reply) => reply.status(201).send(await createDriver(ctx, req.groupScope!, req.body)));
 
@@ -153,7 +154,7 @@ export async function fleetRoutes(fastify: FastifyInstance) {
         access: groupRoles(ADMIN, 'UpdateDriverRoleRequired', 'write'), documents: INTERNAL,
         errors: { 404: driverNotFound, 409: { StaffNumberTaken: 'another driver has this staff number' }, 403: { ForbiddenDifferentTeam: writeTeams } },
       },
-      { params: DriverParams, body: PatchDriverBody, response: { 200: OperatorDriverRecord } },
+      { params: DriverParams, body: ref(PatchDriverBody), response: { 200: ref(OperatorDriverRecord) } },
     ),
   }, async (req) => updateDriver(ctx, req.groupScope!, req.params.driver_id, req.body));
 
@@ -175,7 +176,7 @@ export async function fleetRoutes(fastify: FastifyInstance) {
     bodyLimit: ctx.config.importBodyLimitBytes,
     schema: op(
       { operationId: 'importDrivers', summary: 'Create or update drivers from a CSV file in the export format', description: IMPORT_DESCRIPTION(DRIVERS_CSV), tags: ['drivers'], access: groupRoles(ADMIN, 'ImportDriversRoleRequired', 'write'), documents: INTERNAL, consumes: CSV, errors: { 409: { ImportConflict: 'a concurrent write took a staff number of the file; send it again' } } },
-      { params: GroupParams, body: Type.String({ description: 'The CSV file.' }), response: { 200: ImportReport } },
+      { params: GroupParams, body: Type.String({ description: 'The CSV file.' }), response: { 200: ref(ImportReport) } },
     ),
   }, async (req) => importCsv(ctx, req.groupScope!, DRIVERS_CSV, req.body));
 
@@ -184,21 +185,21 @@ export async function fleetRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/depots', {
     schema: op(
       { operationId: 'listDepots', summary: 'Depots', description: TEAM_SCOPE, tags: ['depots'], access: groupRoles(RS6, 'ListDepotsRoleRequired', 'read'), documents: PUBLIC },
-      { params: GroupParams, response: { 200: Type.Array(DepotRecord) } },
+      { params: GroupParams, response: { 200: Type.Array(ref(DepotRecord)) } },
     ),
   }, async (req) => listDepots(ctx.db, req.groupScope!));
 
   app.post('/groups/:group_id/depots', {
     schema: op(
       { operationId: 'createDepot', summary: 'Create a depot', tags: ['depots'], access: groupRoles(ADMIN, 'CreateDepotRoleRequired', 'write'), documents: INTERNAL, errors: { 409: { DepotExists: 'the depot_id is taken' }, 403: { ForbiddenDifferentTeam: writeTeams } } },
-      { params: GroupParams, body: CreateDepotBody, response: { 201: DepotRecord } },
+      { params: GroupParams, body: ref(CreateDepotBody), response: { 201: ref(DepotRecord) } },
     ),
   }, async (req, reply) => reply.status(201).send(await createDepot(ctx, req.groupScope!, req.body)));
 
   app.patch('/groups/:group_id/depots/:depot_id', {
     schema: op(
       { operationId: 'updateDepot', summary: 'Change a depot', tags: ['depots'], access: groupRoles(ADMIN, 'UpdateDepotRoleRequired', 'write'), documents: INTERNAL, errors: { 404: { DepotNotFound: 'no depot with this id in the group' }, 403: { ForbiddenDifferentTeam: writeTeams } } },
-      { params: DepotParams, body: PatchDepotBody, response: { 200: DepotRecord } },
+      { params: DepotParams, body: ref(PatchDepotBody), response: { 200: ref(DepotRecord) } },
     ),
   }, async (req) => updateDepot(ctx, req.groupScope!, req.params.depot_id, req.body));
 
@@ -210,7 +211,7 @@ export async function fleetRoutes(fastify: FastifyInstance) {
       {
         params: GroupParams,
         querystring: Type.Object({ archived: Type.Boolean({ default: false, description: 'false (default): devices in use; true: retired devices.' }) }),
-        response: { 200: Type.Array(DeviceRecord) },
+        response: { 200: Type.Array(ref(DeviceRecord)) },
       },
     ),
   }, async (req) => listDevices(ctx.db, req.groupScope!, req.query));
@@ -218,21 +219,21 @@ export async function fleetRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/devices/:device_id', {
     schema: op(
       { operationId: 'getDevice', summary: 'One device', tags: ['devices'], access: groupRoles(OFFICE, 'GetDeviceRoleRequired', 'read'), documents: INTERNAL, errors: { 404: { DeviceNotFound: 'no device with this id in the group' }, 403: differentTeam('device') } },
-      { params: DeviceParams, response: { 200: DeviceRecord } },
+      { params: DeviceParams, response: { 200: ref(DeviceRecord) } },
     ),
   }, async (req) => getDevice(ctx.db, req.groupScope!, req.params.device_id));
 
   app.post('/groups/:group_id/devices', {
     schema: op(
       { operationId: 'createDevice', summary: 'Register a device, optionally mounted in a vehicle', tags: ['devices'], access: groupRoles(DEVICE_MANAGERS, 'CreateDeviceRoleRequired', 'write'), documents: INTERNAL, errors: { 409: { DeviceExists: 'the device_id is taken' }, 403: { ForbiddenDifferentTeam: `${writeTeams}; the vehicle must be one the caller sees` } } },
-      { params: GroupParams, body: CreateDeviceBody, response: { 201: DeviceRecord } },
+      { params: GroupParams, body: ref(CreateDeviceBody), response: { 201: ref(DeviceRecord) } },
     ),
   }, async (req, reply) => reply.status(201).send(await createDevice(ctx, req.groupScope!, req.body)));
 
   app.patch('/groups/:group_id/devices/:device_id', {
     schema: op(
       { operationId: 'updateDevice', summary: 'Change a device: label, vehicle (null: unmounted), team, archived', tags: ['devices'], access: groupRoles(DEVICE_MANAGERS, 'UpdateDeviceRoleRequired', 'write'), documents: INTERNAL, errors: { 404: { DeviceNotFound: 'no device with this id in the group' }, 403: { ForbiddenDifferentTeam: `${writeTeams}; the vehicle must be one the caller sees` } } },
-      { params: DeviceParams, body: PatchDeviceBody, response: { 200: DeviceRecord } },
+      { params: DeviceParams, body: ref(PatchDeviceBody), response: { 200: ref(DeviceRecord) } },
     ),
   }, async (req) => updateDevice(ctx, req.groupScope!, req.params.device_id, req.body));
 }

@@ -1,4 +1,5 @@
 /** Records and bodies of the resources: drivers, vehicles, devices, depots, and CSV imports. */
+import { component, ref } from '../../platform/http/components.js';
 import { Type, type Static } from 'typebox';
 import { TeamId } from '../groups/schemas.js';
 import { Nullable, StringEnum } from '../../platform/http/params.js';
@@ -46,7 +47,7 @@ const Timestamp = Type.String({ format: 'date-time' });
 // ---- drivers
 
 /** The operator-oriented shape: every field, for the roles that manage drivers. */
-export const OperatorDriverRecord = Type.Object(
+export const OperatorDriverRecord = component('Driver', Type.Object(
   {
     id: Type.String({ description: '24 lowercase hexadecimal characters.' }),
     driver_name: Type.String(),
@@ -59,11 +60,11 @@ export const OperatorDriverRecord = Type.Object(
     updated_at: Timestamp,
   },
   { additionalProperties: false, title: 'OperatorDriver', description: 'The operator-oriented driver record, answered to admin, operator and regulator (and superusers).' },
-);
+));
 export type OperatorDriverRecord = Static<typeof OperatorDriverRecord>;
 
 /** The standard shape: what identifies a driver on the network, without payroll number or comment. */
-export const StandardDriverRecord = Type.Object(
+export const StandardDriverRecord = component('DriverForReaders', Type.Object(
   {
     id: Type.String(),
     driver_name: Type.String(),
@@ -72,15 +73,15 @@ export const StandardDriverRecord = Type.Object(
     code: Nullable(Type.String()),
   },
   { additionalProperties: false, title: 'StandardDriver', description: 'The standard driver record, answered to every other role (driver, technical, reader, limited_reader, external_reader): no staff_number (payroll data), no comment, no timestamps.' },
-);
+));
 export type StandardDriverRecord = Static<typeof StandardDriverRecord>;
 
 // The operator shape first: the serializer answers with the first shape the record fits.
-export const DriverRecord = Type.Union([OperatorDriverRecord, StandardDriverRecord], {
+export const DriverRecord = component('DriverView', Type.Union([ref(OperatorDriverRecord), ref(StandardDriverRecord)], {
   description: 'One of two shapes, by the caller\'s role: OperatorDriver for admin, operator, regulator (and superusers); StandardDriver for the others. The operator shape carries staff_number, comment and the timestamps.',
-});
+}));
 
-export const CreateDriverBody = Type.Object(
+export const CreateDriverBody = component('DriverCreateBody', Type.Object(
   {
     driver_id: Type.Optional(DriverIdBody),
     driver_name: DriverName,
@@ -91,10 +92,10 @@ export const CreateDriverBody = Type.Object(
     code: Type.Optional(Nullable(DriverCode)),
   },
   { additionalProperties: false, description: 'A new driver. driver_id is generated (24 lowercase hexadecimal characters) when not given.' },
-);
+));
 export type CreateDriverBody = Static<typeof CreateDriverBody>;
 
-export const PatchDriverBody = Type.Object(
+export const PatchDriverBody = component('DriverPatchBody', Type.Object(
   {
     driver_name: Type.Optional(DriverName),
     staff_number: Type.Optional(StaffNumber),
@@ -104,12 +105,12 @@ export const PatchDriverBody = Type.Object(
     code: Type.Optional(Nullable(DriverCode)),
   },
   { additionalProperties: false, minProperties: 1 },
-);
+));
 export type PatchDriverBody = Static<typeof PatchDriverBody>;
 
 // ---- vehicles
 
-export const VehicleRecord = Type.Object(
+export const VehicleRecord = component('Vehicle', Type.Object(
   {
     id: Type.String(),
     fleet_number: Type.String(),
@@ -122,10 +123,10 @@ export const VehicleRecord = Type.Object(
     updated_at: Timestamp,
   },
   { additionalProperties: false, title: 'Vehicle' },
-);
+));
 export type VehicleRecord = Static<typeof VehicleRecord>;
 
-export const PublicVehicleRecord = Type.Object(
+export const PublicVehicleRecord = component('PublicVehicle', Type.Object(
   {
     id: Type.String(),
     fleet_number: Type.String(),
@@ -133,10 +134,10 @@ export const PublicVehicleRecord = Type.Object(
     capacity: Nullable(Type.Integer()),
   },
   { additionalProperties: false, title: 'PublicVehicle', description: 'What anyone may know of a vehicle: no license plate, teams, comment or timestamps.' },
-);
+));
 export type PublicVehicleRecord = Static<typeof PublicVehicleRecord>;
 
-export const CreateVehicleBody = Type.Object(
+export const CreateVehicleBody = component('VehicleCreateBody', Type.Object(
   {
     vehicle_id: VehicleId,
     fleet_number: FleetNumber,
@@ -147,10 +148,10 @@ export const CreateVehicleBody = Type.Object(
     capacity: Type.Optional(Nullable(Capacity)),
   },
   { additionalProperties: false, description: 'A new vehicle (status active unless given).' },
-);
+));
 export type CreateVehicleBody = Static<typeof CreateVehicleBody>;
 
-export const PatchVehicleBody = Type.Object(
+export const PatchVehicleBody = component('VehiclePatchBody', Type.Object(
   {
     fleet_number: Type.Optional(FleetNumber),
     license_plate: Type.Optional(LicensePlate),
@@ -160,10 +161,10 @@ export const PatchVehicleBody = Type.Object(
     capacity: Type.Optional(Nullable(Capacity)),
   },
   { additionalProperties: false, minProperties: 1, description: 'status archived archives the vehicle (never a deletion).' },
-);
+));
 export type PatchVehicleBody = Static<typeof PatchVehicleBody>;
 
-export const VehicleAmount = Type.Object(
+export const VehicleAmount = component('VehicleAmount', Type.Object(
   {
     amount: Type.Integer({ description: 'Registered vehicles: every status but archived.' }),
     by_status: Type.Object(Object.fromEntries(VEHICLE_STATUSES.map((s) => [s, Type.Integer()])) as Record<VehicleStatus, ReturnType<typeof Type.Integer>>, {
@@ -171,12 +172,12 @@ export const VehicleAmount = Type.Object(
     }),
   },
   { title: 'VehicleAmount', description: 'Counted within the caller\'s teams.' },
-);
+));
 export type VehicleAmount = Static<typeof VehicleAmount>;
 
 // ---- devices
 
-export const DeviceRecord = Type.Object(
+export const DeviceRecord = component('Device', Type.Object(
   {
     device_id: Type.String(),
     label: Nullable(Type.String()),
@@ -187,11 +188,11 @@ export const DeviceRecord = Type.Object(
     updated_at: Timestamp,
   },
   { additionalProperties: false, title: 'Device' },
-);
+));
 export type DeviceRecord = Static<typeof DeviceRecord>;
 
 const Label = Type.String({ minLength: 1, maxLength: 200 });
-export const CreateDeviceBody = Type.Object(
+export const CreateDeviceBody = component('DeviceCreateBody', Type.Object(
   {
     device_id: DeviceId,
     label: Type.Optional(Nullable(Label)),
@@ -200,10 +201,10 @@ export const CreateDeviceBody = Type.Object(
     archived: Type.Optional(Type.Boolean({ default: false })),
   },
   { additionalProperties: false },
-);
+));
 export type CreateDeviceBody = Static<typeof CreateDeviceBody>;
 
-export const PatchDeviceBody = Type.Object(
+export const PatchDeviceBody = component('DevicePatchBody', Type.Object(
   {
     label: Type.Optional(Nullable(Label)),
     vehicle_id: Type.Optional(Nullable(VehicleId)),
@@ -211,12 +212,12 @@ export const PatchDeviceBody = Type.Object(
     archived: Type.Optional(Type.Boolean({ description: 'An archived device can no longer open a driver session.' })),
   },
   { additionalProperties: false, minProperties: 1 },
-);
+));
 export type PatchDeviceBody = Static<typeof PatchDeviceBody>;
 
 // ---- depots
 
-export const DepotRecord = Type.Object(
+export const DepotRecord = component('Depot', Type.Object(
   {
     depot_id: Type.String(),
     name: Type.String(),
@@ -228,13 +229,13 @@ export const DepotRecord = Type.Object(
     updated_at: Timestamp,
   },
   { additionalProperties: false, title: 'Depot' },
-);
+));
 export type DepotRecord = Static<typeof DepotRecord>;
 
 const Latitude = Type.Number({ minimum: -90, maximum: 90, description: 'WGS 84, with longitude (both or neither).' });
 const Longitude = Type.Number({ minimum: -180, maximum: 180, description: 'WGS 84, with latitude (both or neither).' });
 const Address = Type.String({ minLength: 1, maxLength: 500 });
-export const CreateDepotBody = Type.Object(
+export const CreateDepotBody = component('DepotCreateBody', Type.Object(
   {
     depot_id: DepotId,
     name: Text(200, 'Name of the depot.'),
@@ -244,10 +245,10 @@ export const CreateDepotBody = Type.Object(
     longitude: Type.Optional(Nullable(Longitude)),
   },
   { additionalProperties: false },
-);
+));
 export type CreateDepotBody = Static<typeof CreateDepotBody>;
 
-export const PatchDepotBody = Type.Object(
+export const PatchDepotBody = component('DepotPatchBody', Type.Object(
   {
     name: Type.Optional(Text(200, 'Name of the depot.')),
     team_id: Type.Optional(Nullable(TeamId)),
@@ -256,12 +257,12 @@ export const PatchDepotBody = Type.Object(
     longitude: Type.Optional(Nullable(Longitude)),
   },
   { additionalProperties: false, minProperties: 1 },
-);
+));
 export type PatchDepotBody = Static<typeof PatchDepotBody>;
 
 // ---- CSV imports
 
-export const ImportReport = Type.Object(
+export const ImportReport = component('ImportReport', Type.Object(
   {
     lines: Type.Integer({ description: 'Records read (the header line excluded).' }),
     created: Type.Integer(),
@@ -269,5 +270,5 @@ export const ImportReport = Type.Object(
     unchanged: Type.Integer({ description: 'Records identical to what was stored.' }),
   },
   { title: 'ImportReport' },
-);
+));
 export type ImportReport = Static<typeof ImportReport>;
