@@ -8,7 +8,7 @@ export default defineConfig({
     maxWorkers: 2,
     // Generous: a test waits for what it asserts, and a loaded machine (CI beside other work) can be 4× slower.
     testTimeout: 180_000,
-    hookTimeout: 120_000,
+    hookTimeout: 300_000,
     reporters: ['default'],
   },
 });
