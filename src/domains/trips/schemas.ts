@@ -99,8 +99,10 @@ export const Trip = component('Trip', Type.Object({
     skipped_stops: Type.Array(Type.Object({ stop_sequence: Type.Integer(), update_id: Type.String() }, closed)),
     moved_stops: Type.Array(Type.Object({ stop_sequence: Type.Integer(), update_id: Type.String(), place: ref(Place) }, closed)),
     added_stops: Type.Array(ref(AddedStopOfTrip)),
-    detour: Nullable(Type.Intersect([ref(Detour), Type.Object({ update_id: Type.String() })])),
-    messages: Type.Array(Type.Intersect([ref(Message), Type.Object({ update_id: Type.String(), kind: StringEnum(UPDATE_KINDS) })])),
+    // The record's own fields plus the update's: one closed object (an allOf of a closed record
+    // and the extra fields would refuse the extra fields).
+    detour: Nullable(Type.Object({ ...Detour.properties, update_id: Type.String() }, { ...closed, description: 'The detour in force (a Detour record) and the update that made it.' })),
+    messages: Type.Array(Type.Object({ ...Message.properties, update_id: Type.String(), kind: StringEnum(UPDATE_KINDS) }, { ...closed, description: 'A message in force (a Message record) and the update that made it.' })),
     applied: Type.Array(Type.Object({
       update_id: Type.String(), kind: StringEnum(UPDATE_KINDS), is_detour: Type.Boolean(), start_date: Type.String({ format: 'date' }), end_date: Type.String({ format: 'date' }),
     }, closed)),
