@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
-import { feedFixture, putUpdate, type FeedFixture } from './fixture.js';
+import { eventually, feedFixture, putUpdate, settled, type FeedFixture } from './fixture.js';
 import { SIRI_EXAMPLES, siriErrors } from './siri-xsd.js';
 
 let f: FeedFixture;
@@ -127,5 +127,26 @@ describe('SIRI', () => {
   it('answers 304 to If-None-Match while the content is unchanged', async () => {
     const first = await get('situation-exchange');
     expect((await get('situation-exchange', { 'if-none-match': first.headers.etag as string })).status).toBe(304);
+  });
+
+  it('EstimatedTimetable and VehicleMonitoring keep their ETag across a rebuild that changes only the time (304), and change it with the content', async () => {
+    const et = await get('estimated-timetable');
+    const vm = await get('vehicle-monitoring');
+    f.clock.advance(f.t.ctx.config.feeds.refreshSeconds * 1000 + 1000);
+    await settled(f);
+    const etLater = await get('estimated-timetable');
+    expect(etLater.doc.ServiceDelivery.ResponseTimestamp).not.toBe(et.doc.ServiceDelivery.ResponseTimestamp);
+    expect((await get('estimated-timetable', { 'if-none-match': et.headers.etag as string })).status).toBe(304);
+    expect((await get('vehicle-monitoring', { 'if-none-match': vm.headers.etag as string })).status).toBe(304);
+    // A new position: VehicleMonitoring's content changes, and so does its ETag.
+    const d = await newDevice(f.t, f.g);
+    const other = await newVehicle(f.t, f.g);
+    await send(f.t, f.g, d.auth, [
+      item('sign_on', new Date(f.clock.now().getTime() - 60_000).toISOString(), { driver_id: await newDriver(f.t, f.g), vehicle_id: other }),
+      item('position', new Date(f.clock.now().getTime() - 30_000).toISOString(), { lat: 48.86, lon: 2.36, gps_valid: true }),
+    ]);
+    f.clock.advance(f.t.ctx.config.feeds.refreshSeconds * 1000 + 1000);
+    await eventually(async () => (await get('vehicle-monitoring', { 'if-none-match': vm.headers.etag as string })).status === 200, 'a VehicleMonitoring with the new position');
+    expect((await get('vehicle-monitoring')).text).toContain(`<VehicleRef>${other}</VehicleRef>`);
   });
 });

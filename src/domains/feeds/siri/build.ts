@@ -5,9 +5,8 @@
  * frequency instance) framed by its service date (DataFrameRef), StopPointRef = stop_id (a
  * temporary stop: `tmp-<update_id>-<n>`), VehicleRef = vehicle_id, SituationNumber = update_id.
  */
-import { DateTime } from 'luxon';
 import { create } from 'xmlbuilder2';
-import { addDays, serviceDayStart } from '../../../platform/time.js';
+import { addDays, isoWithOffset, serviceDayStart } from '../../../platform/time.js';
 import type { RouteInfo, StopInfo } from '../../gtfs/service-days.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
 import { alertUpdates } from '../gtfs-rt/feeds.js';
@@ -36,7 +35,29 @@ export function siriDocument(body: Node): string {
   return doc.end({ prettyPrint: false });
 }
 
-export const siriTime = (d: Date, tz: string) => DateTime.fromJSDate(d, { zone: tz }).toISO({ suppressMilliseconds: true })!;
+/**
+ * An instant as the group's local time with its UTC offset, to the second (2026-03-02T08:01:00+01:00).
+ * A document of a whole network holds hundreds of thousands of them: the exports' formatter, one
+ * per zone, looks the offset up once per quarter hour instead of once per time.
+ */
+export const siriTime = (d: Date, tz: string) => formatterOf(tz)(d);
+
+const formatters = new Map<string, (at: Date | number) => string>();
+function formatterOf(tz: string): (at: Date | number) => string {
+  let f = formatters.get(tz);
+  if (!f) formatters.set(tz, (f = isoWithOffset(tz)));
+  return f;
+}
+
+/**
+ * What identifies a document's content (the cache's ETag): the document without the times of its
+ * making, the snapshot's `now` written as ResponseTimestamp (and as the frame's RecordedAtTime of an
+ * EstimatedTimetable). Read off the built document: a network's document is built once, not twice.
+ */
+export function contentOf(doc: string, net: Pick<NetworkNow, 'now' | 'timezone'>): string {
+  const now = siriTime(net.now, net.timezone);
+  return doc.split(`<ResponseTimestamp>${now}</ResponseTimestamp>`).join('').split(`<RecordedAtTime>${now}</RecordedAtTime>`).join('');
+}
 
 export const journeyRef = (ft: Pick<FeedTrip, 'trip'>) => (ft.trip.frequency ? `${ft.trip.trip_id}:${ft.trip.start_time}` : ft.trip.trip_id);
 

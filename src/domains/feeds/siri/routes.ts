@@ -9,7 +9,7 @@ import { PUBLIC, op, type OpMeta } from '../../../platform/http/route.js';
 import { publishedGtfsId } from '../../gtfs/publications.js';
 import { BLOCK_HORIZON_SECONDS } from '../../predictions/service.js';
 import { sendOutput, snapshotAge, type FeedCache } from '../cache.js';
-import { checkStatus, estimatedTimetable, linesDiscovery, situationExchange, stopMonitoring, stopPointsDiscovery, vehicleMonitoring } from './build.js';
+import { checkStatus, contentOf, estimatedTimetable, linesDiscovery, situationExchange, stopMonitoring, stopPointsDiscovery, vehicleMonitoring } from './build.js';
 import { discovery, stopVisits } from './service.js';
 
 const XML = 'application/xml; charset=utf-8';
@@ -45,7 +45,7 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
     const { group_id: g } = req.params;
     const out = await cached(g, `et?${req.query.LineRef ?? ''}`, (net) => {
       const doc = estimatedTimetable(net, g, { lineRef: req.query.LineRef });
-      return { contentType: XML, body: Buffer.from(doc ?? ''), fingerprint: estimatedTimetable({ ...net, now: new Date(0) }, g, { lineRef: req.query.LineRef }) ?? '' };
+      return { contentType: XML, body: Buffer.from(doc ?? ''), fingerprint: doc === null ? '' : contentOf(doc, net) };
     });
     if (out.body.length === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, out.net)).send();
     return sendOutput(req, reply, out, maxAge());
@@ -60,7 +60,10 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
     const { group_id: g } = req.params;
     const stale = ctx.config.feeds.staleVehicleSeconds;
     const o = { lineRef: req.query.LineRef, vehicleRef: req.query.VehicleRef };
-    const out = await cached(g, `vm?${o.lineRef ?? ''}&${o.vehicleRef ?? ''}`, (net) => ({ contentType: XML, body: Buffer.from(vehicleMonitoring(net, g, stale, o)), fingerprint: vehicleMonitoring({ ...net, now: new Date(0) }, g, stale, o) }));
+    const out = await cached(g, `vm?${o.lineRef ?? ''}&${o.vehicleRef ?? ''}`, (net) => {
+      const doc = vehicleMonitoring(net, g, stale, o);
+      return { contentType: XML, body: Buffer.from(doc), fingerprint: contentOf(doc, net) };
+    });
     return sendOutput(req, reply, out, maxAge());
   });
 
