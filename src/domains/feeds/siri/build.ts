@@ -5,7 +5,7 @@
  * frequency instance) framed by its service date (DataFrameRef), StopPointRef = stop_id (a
  * temporary stop: `tmp-<update_id>-<n>`), VehicleRef = vehicle_id, SituationNumber = update_id.
  */
-import { create } from 'xmlbuilder2';
+import { create, fragment } from 'xmlbuilder2';
 import { addDays, isoWithOffset, serviceDayStart } from '../../../platform/time.js';
 import type { RouteInfo, StopInfo } from '../../gtfs/service-days.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
@@ -88,10 +88,10 @@ function estimatedCall(c: Call, order: number, tz: string): Node {
  * all its calls: the expected times of the stops ahead are the predicted ones (the same as
  * GTFS-Realtime's), of the stops passed the observed ones.
  */
-export function estimatedTimetable(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): string | null {
+export async function estimatedTimetable(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): Promise<string | null> {
   const tz = net.timezone;
   const situations = new Set(alertUpdates(net).map((u) => u.update_id));
-  const journeys = net.trips.filter((ft) => o.lineRef === undefined || ft.trip.route_id === o.lineRef).map((ft): Node => {
+  const journey = (ft: FeedTrip): Node => {
     const refs = ft.overlay.applied.map((u) => u.update_id).filter((id) => situations.has(id));
     return {
       LineRef: ft.trip.route_id,
@@ -104,18 +104,31 @@ export function estimatedTimetable(net: NetworkNow, producer: string, o: { lineR
       EstimatedCalls: ft.overlay.cancelled ? undefined : { EstimatedCall: ft.calls.map((c, i) => estimatedCall(c, i + 1, tz)) },
       IsCompleteStopSequence: ft.overlay.cancelled ? undefined : true,
     };
-  });
+  };
+  const trips = net.trips.filter((ft) => o.lineRef === undefined || ft.trip.route_id === o.lineRef);
   // The SIRI 2.1 schema wants at least one journey in a delivery: none, no document (the route answers 204).
-  if (journeys.length === 0) return null;
-  return siriDocument(serviceDelivery(net, producer, {
+  if (trips.length === 0) return null;
+  // A city's timetable is tens of megabytes of XML: its journeys are written a chunk at a time,
+  // the event loop free between two chunks (feed requests are answered meanwhile), then put in
+  // place of a marker in the document; the text is the same as written in one piece.
+  const journeys: string[] = [];
+  for (let i = 0; i < trips.length; i += JOURNEYS_PER_CHUNK) {
+    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const ft of trips.slice(i, i + JOURNEYS_PER_CHUNK)) journeys.push(fragment().ele(clean({ EstimatedVehicleJourney: journey(ft) })).end({ prettyPrint: false }));
+  }
+  const doc = siriDocument(serviceDelivery(net, producer, {
     EstimatedTimetableDelivery: {
       '@version': SIRI_VERSION,
       ResponseTimestamp: siriTime(net.now, tz),
       Status: true,
-      EstimatedJourneyVersionFrame: { RecordedAtTime: siriTime(net.now, tz), EstimatedVehicleJourney: journeys },
+      EstimatedJourneyVersionFrame: { RecordedAtTime: siriTime(net.now, tz), '!': JOURNEYS_MARK },
     },
   }));
+  return doc.replace(`<!--${JOURNEYS_MARK}-->`, () => journeys.join(''));
 }
+
+const JOURNEYS_PER_CHUNK = 200;
+const JOURNEYS_MARK = 'journeys';
 
 /** VehicleMonitoring: each vehicle of the snapshot (valid until it would become stale). */
 export function vehicleMonitoring(net: NetworkNow, producer: string, staleSeconds: number, o: { lineRef?: string | undefined; vehicleRef?: string | undefined } = {}): string {

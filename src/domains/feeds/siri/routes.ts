@@ -43,8 +43,8 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
     ),
   }, async (req, reply) => {
     const { group_id: g } = req.params;
-    const out = await cached(g, `et?${req.query.LineRef ?? ''}`, (net) => {
-      const doc = estimatedTimetable(net, g, { lineRef: req.query.LineRef });
+    const out = await cached(g, `et?${req.query.LineRef ?? ''}`, async (net) => {
+      const doc = await estimatedTimetable(net, g, { lineRef: req.query.LineRef });
       return { contentType: XML, body: Buffer.from(doc ?? ''), fingerprint: doc === null ? '' : contentOf(doc, net) };
     });
     if (out.body.length === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, out.net)).send();
