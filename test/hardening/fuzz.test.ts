@@ -41,7 +41,7 @@ interface Operation {
 let t: TestApp;
 let groupId: string;
 let teamId: string;
-let doc: { paths: Record<string, Record<string, Operation>> };
+let doc: { paths: Record<string, Record<string, Operation>>; components?: Record<string, unknown> };
 beforeAll(async () => {
   t = await setup();
   groupId = await newGroup(t);
@@ -68,6 +68,8 @@ const junk: fc.Arbitrary<unknown> = fc.oneof(
 /** Values a schema accepts (as far as a generator can tell), sometimes ids that exist. */
 function valid(s: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
   if (!s || depth > 4) return junk;
+  const named = typeof s['$ref'] === 'string' ? /^#\/components\/schemas\/(.+)$/.exec(s['$ref'])?.[1] : undefined;
+  if (named !== undefined) return valid((doc.components?.['schemas'] as Record<string, Schema> | undefined)?.[named], depth);
   if ('const' in s) return fc.constant(s['const']);
   if (s['enum']) return fc.constantFrom(...(s['enum'] as unknown[]));
   const alts = (s['anyOf'] ?? s['oneOf']) as Schema[] | undefined;
@@ -198,7 +200,8 @@ const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true
 const compiled = new Map<Schema, ReturnType<typeof ajv.compile>>();
 const validatorOf = (s: Schema) => {
   let v = compiled.get(s);
-  if (!v) compiled.set(s, (v = ajv.compile(s)));
+  // The named records (#/components/schemas/…) resolve against the document's own components.
+  if (!v) compiled.set(s, (v = ajv.compile({ ...(s as object), components: doc.components ?? {} } as Schema)));
   return v;
 };
 
