@@ -35,6 +35,7 @@ export function demoBanner(base: string, loaded: DemoSummary | null): string[] {
   const width = Math.max(...DEMO_ACCOUNTS.map((a) => a.email.length));
   return [
     `Demo network "${DEMO_GROUP}"${loaded ? ` loaded (${loaded.counts.routes} routes, ${loaded.counts.stops} stops, ${loaded.counts.vehicles} vehicles, ${loaded.counts.planned_trips} trips planned today)` : ''}:`,
+    `  console:       ${base}/console/  (the control room: map, trips, string-lines, dashboard)`,
     `  live network:  ${base}/live`,
     '  accounts (one per role; demo passwords, never expose this database):',
     ...DEMO_ACCOUNTS.map((a) => `    ${a.role.padEnd(16)} ${a.email.padEnd(width)}  ${a.password}${a.teams.length ? `  (teams: ${a.teams.join(', ')})` : ''}`),
