@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 /** Undocumented on purpose: not part of the API surface. */
-const INFRASTRUCTURE = [/^\/health$/, /^\/ready$/, /^\/metrics$/, /^\/api\/:version\/openapi\/:document$/, /^\/docs(\/|$)/, /^\/live(\/|$)/];
+const INFRASTRUCTURE = [/^\/health$/, /^\/ready$/, /^\/metrics$/, /^\/api\/:version\/openapi\/:document$/, /^\/docs(\/|$)/, /^\/live(\/|$)/, /^\/console(\/|$)/];
 
 /** Fastify's `:param` (and `*`) spelled as OpenAPI's `{param}`. */
 const asOpenApi = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
