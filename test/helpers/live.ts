@@ -77,3 +77,16 @@ export async function subscribe(app: FastifyInstance, groupId: string, headers: 
   await s.next('subscribed');
   return s;
 }
+
+/** The close of a stream, or a failure after a generous deadline. */
+export async function closeOf(s: Stream, deadlineMs = 20_000) {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('the stream was not closed in time')), deadlineMs);
+  });
+  try {
+    return await Promise.race([s.closed, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../src/platform/clock.js';
 import { inject, newGroup, newUser, setup, type TestApp } from '../helpers/app.js';
 import { signToken, startProvider, type TestProvider } from '../helpers/oidc.js';
-import { subscribe, type Stream } from '../helpers/live.js';
+import { closeOf, subscribe, type Stream } from '../helpers/live.js';
 
 const clock = fixedClock('2026-03-10T07:00:00Z');
 const DOMAIN = 'standing.example.test';
@@ -36,19 +36,6 @@ const sub = async (group: string, headers: Record<string, string>) => {
   open.push(s);
   return s;
 };
-
-/** The close of a stream, or a failure after a generous deadline. */
-async function closeOf(s: Stream, deadlineMs = 20_000) {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error('the stream was not closed in time')), deadlineMs);
-  });
-  try {
-    return await Promise.race([s.closed, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 describe('an open live stream and the credential it opened with', () => {
   it('a superuser with no role in the group loses the stream (4403 NoRole) once the account is no longer a superuser', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../src/platform/clock.js';
 import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
-import { subscribe, type Stream } from '../helpers/live.js';
+import { closeOf, subscribe, type Stream } from '../helpers/live.js';
 
 const clock = fixedClock('2026-03-10T07:00:00Z');
 let t: TestApp;
@@ -30,19 +30,6 @@ const sub = async (headers: Record<string, string>) => {
   open.push(s);
   return s;
 };
-
-/** The close of a stream, or a failure after a generous deadline. */
-async function closeOf(s: Stream, deadlineMs = 20_000) {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error('the stream was not closed in time')), deadlineMs);
-  });
-  try {
-    return await Promise.race([s.closed, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 describe('an open live stream keeps the authorization it had when it opened', () => {
   it('a removed membership closes the stream with 4403 NoRole', async () => {
