@@ -1,0 +1,195 @@
+/**
+ * One owner per table (issue 18, section 2): each table of the schema has one owning domain, and
+ * only that domain's queries module (`src/domains/<owner>/queries.ts`, or files under
+ * `src/domains/<owner>/queries/`) reads or writes it. Other domains call the owner's service.
+ * A read model joining several tables (a feed, the tracking, an export) may stay one statement: it
+ * lives with the owner of the table it reads rows of (docs/architecture.md).
+ *
+ * The scan is simple on purpose: every string and template literal of src/ (migrations aside) is
+ * searched for an upper-case SQL keyword that names a table (FROM, JOIN, INTO, UPDATE, TABLE,
+ * COPY followed by the table's name as a word). A table named by a `${…}` in such a place is
+ * reported as `(dynamic)`: the scan cannot tell which table it is.
+ *
+ * KNOWN_VIOLATIONS is what is left to move, asserted exactly: a new use outside the owner fails,
+ * and so does a fixed one still listed (shrink the list when you move a query).
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const MIGRATIONS = join(ROOT, 'src/platform/db/migrations');
+
+/** Each table's owning domain (a folder of src/domains). */
+const OWNER: Record<string, string> = {
+  groups: 'groups',
+  teams: 'groups',
+  users: 'users',
+  memberships: 'users',
+  sessions: 'auth',
+  api_keys: 'auth',
+  identities: 'auth',
+  login_failures: 'auth',
+  devices: 'fleet',
+  drivers: 'fleet',
+  vehicles: 'fleet',
+  depots: 'fleet',
+  gtfs_versions: 'gtfs',
+  gtfs_publications: 'gtfs',
+  gtfs_agencies: 'gtfs',
+  gtfs_stops: 'gtfs',
+  gtfs_routes: 'gtfs',
+  gtfs_calendars: 'gtfs',
+  gtfs_calendar_dates: 'gtfs',
+  gtfs_shapes: 'gtfs',
+  gtfs_trips: 'gtfs',
+  gtfs_stop_times: 'gtfs',
+  gtfs_frequencies: 'gtfs',
+  gtfs_transfers: 'gtfs',
+  on_demand_routes: 'gtfs',
+  on_demand_stops: 'gtfs',
+  rail_stations: 'gtfs',
+  rail_station_links: 'gtfs',
+  // What devices report, as they report it (ingest).
+  device_sign_events: 'device',
+  device_latest: 'device',
+  device_history_events: 'device',
+  device_history_snapshots: 'device',
+  positions: 'device',
+  trip_events: 'device',
+  passenger_counts: 'device',
+  trip_runs: 'device',
+  // Derived from the reports by their own domains.
+  duties: 'duties',
+  danger_zones: 'duties',
+  vehicle_movements: 'movements',
+  trip_tracking: 'trips',
+  trip_tracking_stops: 'trips',
+  trip_tracking_dirty: 'trips',
+  trip_updates: 'updates',
+  plannings: 'planning',
+  prediction_segments: 'predictions',
+  prediction_models: 'predictions',
+  prediction_samples: 'predictions',
+  ratings: 'ratings',
+  sms_notifications: 'notifications',
+};
+
+/** Uses of a table outside its owner's queries module still to move: file → tables, sorted. */
+const KNOWN_VIOLATIONS: Record<string, string[]> = {
+  'src/domains/auth/service.ts': ['api_keys', 'devices', 'groups', 'identities', 'memberships', 'sessions', 'teams', 'users'],
+  'src/domains/auth/throttle.ts': ['login_failures'],
+  'src/domains/demo/start.ts': ['groups'],
+  'src/domains/device/history.ts': ['device_history_events', 'device_history_snapshots', 'device_latest'],
+  'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'drivers', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements', 'vehicles'],
+  'src/domains/duties/service.ts': ['danger_zones', 'drivers', 'duties', 'trip_events', 'trip_runs', 'vehicles'],
+  'src/domains/feeds/network.ts': ['device_latest', 'devices', 'duties', 'groups', 'gtfs_trips', 'positions', 'vehicles'],
+  'src/domains/feeds/siri/routes.ts': ['groups'],
+  'src/domains/feeds/siri/service.ts': ['gtfs_stop_times', 'gtfs_stops', 'gtfs_trips'],
+  'src/domains/fleet/datahub.ts': ['(dynamic)'],
+  'src/domains/fleet/depots.ts': ['depots'],
+  'src/domains/fleet/devices.ts': ['devices'],
+  'src/domains/fleet/drivers.ts': ['drivers'],
+  'src/domains/fleet/vehicles.ts': ['vehicles'],
+  'src/domains/groups/service.ts': ['groups', 'memberships', 'teams'],
+  'src/domains/gtfs/import/importer.ts': ['(dynamic)', 'gtfs_versions'],
+  'src/domains/gtfs/on-demand/service.ts': ['on_demand_routes', 'on_demand_stops'],
+  'src/domains/gtfs/publications.ts': ['groups', 'gtfs_publications'],
+  'src/domains/gtfs/rail/service.ts': ['gtfs_stops', 'rail_station_links', 'rail_stations'],
+  'src/domains/gtfs/service-days.ts': ['groups', 'gtfs_calendar_dates', 'gtfs_calendars', 'gtfs_frequencies', 'gtfs_routes', 'gtfs_shapes', 'gtfs_stop_times', 'gtfs_stops', 'gtfs_trips'],
+  'src/domains/gtfs/service.ts': ['gtfs_calendar_dates', 'gtfs_calendars', 'gtfs_publications', 'gtfs_versions'],
+  'src/domains/live/attribution.ts': ['devices', 'drivers', 'duties', 'vehicles'],
+  'src/domains/livemap/service.ts': ['device_latest', 'drivers', 'duties', 'gtfs_routes', 'gtfs_trips', 'trip_events', 'vehicles'],
+  'src/domains/movements/service.ts': ['drivers', 'duties', 'vehicle_movements', 'vehicles'],
+  'src/domains/notifications/service.ts': ['devices', 'sms_notifications'],
+  'src/domains/planning/service.ts': ['drivers', 'plannings', 'vehicles'],
+  'src/domains/predictions/model.ts': ['groups', 'gtfs_calendar_dates', 'gtfs_calendars', 'prediction_models', 'prediction_segments', 'trip_tracking', 'trip_tracking_stops'],
+  'src/domains/predictions/routes.ts': ['groups'],
+  'src/domains/predictions/samples.ts': ['drivers', 'groups', 'prediction_samples', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
+  'src/domains/predictions/service.ts': ['trip_tracking'],
+  'src/domains/ratings/service.ts': ['drivers', 'ratings'],
+  'src/domains/trips/delays.ts': ['trip_tracking', 'trip_tracking_stops'],
+  'src/domains/trips/exports.ts': ['drivers', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
+  'src/domains/trips/routes.ts': ['groups'],
+  'src/domains/trips/service.ts': ['devices', 'drivers', 'gtfs_publications', 'gtfs_versions', 'plannings', 'trip_runs', 'vehicles'],
+  'src/domains/trips/stats.ts': ['drivers', 'gtfs_shapes', 'vehicles'],
+  'src/domains/trips/tracking.ts': ['trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
+  'src/domains/trips/tracking/round.ts': ['duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
+  'src/domains/updates/service.ts': ['gtfs_trips', 'trip_updates'],
+  'src/domains/users/service.ts': ['memberships', 'users'],
+  'src/platform/db/partitions.ts': ['(dynamic)'],
+  'src/platform/db/pglite.ts': ['(dynamic)'],
+  'src/platform/db/postgres.ts': ['(dynamic)'],
+};
+
+const DYNAMIC = '(dynamic)';
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).sort().flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return path === MIGRATIONS ? [] : tsFiles(path);
+    return path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The tables the migrations create. */
+function schemaTables(): string[] {
+  const text = readdirSync(MIGRATIONS).map((f) => readFileSync(join(MIGRATIONS, f), 'utf8')).join('\n');
+  return [...new Set([...text.matchAll(/CREATE (?:UNLOGGED )?TABLE (?:IF NOT EXISTS )?([a-z_][a-z0-9_]*)/g)].map((m) => m[1]!))].sort();
+}
+
+/** The text of every string and template literal of a source file (a `${…}` as `${}`). */
+function literals(path: string): string[] {
+  const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  const out: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) out.push(node.text);
+    else if (ts.isTemplateExpression(node)) out.push(node.head.text + node.templateSpans.map((s) => ` \${} ${s.literal.text}`).join(''));
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+// `FROM` inside extract(… FROM x), substring(… FROM …) or IS DISTINCT FROM names no table.
+const KEYWORD = String.raw`(?<!\(\w+\s|DISTINCT\s)\b(?:FROM|JOIN|INTO|UPDATE|TABLE|COPY)\s+(?:ONLY\s+)?`;
+
+/** The tables each file of src/ names in SQL. */
+function tablesUsed(tables: readonly string[]): Map<string, Set<string>> {
+  const named = new RegExp(`${KEYWORD}(${tables.join('|')})\\b(?![.(])`, 'g');
+  const dynamic = new RegExp(`${KEYWORD}\\$\\{\\}`);
+  const used = new Map<string, Set<string>>();
+  for (const path of tsFiles(join(ROOT, 'src'))) {
+    const file = relative(ROOT, path);
+    for (const text of literals(path)) {
+      const found = [...text.matchAll(named)].map((m) => m[1]!);
+      if (dynamic.test(text)) found.push(DYNAMIC);
+      for (const t of found) (used.get(file) ?? used.set(file, new Set()).get(file)!).add(t);
+    }
+  }
+  return used;
+}
+
+const isQueriesModuleOf = (file: string, domain: string) =>
+  file === `src/domains/${domain}/queries.ts` || file.startsWith(`src/domains/${domain}/queries/`);
+const isQueriesModule = (file: string) => /^src\/domains\/[^/]+\/(queries\.ts$|queries\/)/.test(file);
+
+describe('one owner per table', () => {
+  const tables = schemaTables();
+
+  it('every table of the migrations has one owning domain, and every owner is a domain', () => {
+    expect(Object.keys(OWNER).sort()).toEqual(tables);
+    const domains = new Set(readdirSync(join(ROOT, 'src/domains')).filter((d) => statSync(join(ROOT, 'src/domains', d)).isDirectory()));
+    expect(Object.values(OWNER).filter((d) => !domains.has(d))).toEqual([]);
+  });
+
+  it("each table is queried only from its owner's queries module (what is left to move is listed exactly)", () => {
+    const violations: Record<string, string[]> = {};
+    for (const [file, used] of tablesUsed(tables)) {
+      const outside = [...used].filter((t) => t === DYNAMIC ? !isQueriesModule(file) : !isQueriesModuleOf(file, OWNER[t]!)).sort();
+      if (outside.length > 0) violations[file] = outside;
+    }
+    expect(violations).toEqual(KNOWN_VIOLATIONS);
+  });
+});
