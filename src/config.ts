@@ -3,7 +3,8 @@
  * Every bad value is reported with the name of the variable, so an operator
  * knows what to fix without reading code.
  */
-import { ConfigError, z } from './platform/envschema.js';
+import { Type } from 'typebox';
+import { ConfigError, env, environmentReader } from './platform/envschema.js';
 import type { PartitionSettings } from './platform/db/partitions.js';
 
 export { ConfigError };
@@ -185,96 +186,172 @@ export interface GtfsLimits {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+const SMS_TRANSPORTS = ['log', 'webhook'] as const;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const r = z(env);
+/**
+ * Every environment variable the service reads, declared once: validated at start
+ * (src/platform/envschema.ts) and written out as the reference of docs/configuration.md
+ * (`npm run docs:config`; test/platform/config.test.ts fails when the page is behind).
+ */
+export const ENVIRONMENT = Type.Object({
+  PORT: env.int({ default: 8080, min: 0, max: 65_535, description: 'HTTP port' }),
+  HOST: env.str({ default: '0.0.0.0', description: 'listen address' }),
+  DATABASE_URL: env.str({ format: 'postgres-url', description: '`postgres://…`: run on that PostgreSQL server through a pool; unset: embedded PGlite' }),
+  DATA_DIR: env.str({ default: './data', description: 'embedded database folder, or `memory://`' }),
+  DATABASE_POOL_SIZE: env.int({ default: 10, min: 1, max: 1000, description: 'PostgreSQL pool size' }),
+  LOG_LEVEL: env.oneOf(LOG_LEVELS, { default: 'info', description: 'how much is logged (request ids in every line)' }),
+  LOG_FORMAT: env.oneOf(LOG_FORMATS, { default: 'auto', description: '`auto`: one readable line per request when standard output is a terminal (`npm start` in a shell), JSON lines otherwise; `json` or `pretty` to force one (src/platform/http/logging.ts)' }),
+  TRANSIT_OPS_SUPERUSER_EMAIL: env.str({ format: 'email', description: 'with `TRANSIT_OPS_SUPERUSER_PASSWORD` (both or neither): create this superuser at start if it does not exist' }),
+  TRANSIT_OPS_SUPERUSER_PASSWORD: env.str({ minLength: 8, secret: true, description: 'the password of `TRANSIT_OPS_SUPERUSER_EMAIL` (never printed)' }),
+  BODY_LIMIT_BYTES: env.int({ default: 1_048_576, min: 1024, description: 'request body limit of ordinary endpoints (413 above)' }),
+  SESSION_TTL_DAYS: env.int({ default: 14, min: 1, max: 365, description: 'life of a login session' }),
+  LOGIN_MAX_FAILURES_PER_ACCOUNT_ADDRESS: env.int({ default: 5, min: 1, description: 'failed logins of one address on one account within the window before that address gets 429 for that account' }),
+  LOGIN_MAX_FAILURES_PER_ADDRESS: env.int({ default: 30, min: 1, description: 'failed logins of one address over all accounts within the window before it gets 429 for every account' }),
+  LOGIN_MAX_FAILURES_PER_ACCOUNT: env.int({ default: 10, min: 1, description: 'failed logins on one account from all addresses within the window before it counts as under attack: then an address that has failed on it once gets 429 for it. An account is never locked: the right password from an address that has not failed on it gets in' }),
+  LOGIN_FAILURE_WINDOW_SECONDS: env.int({ default: 900, min: 1, description: 'the window of the three limits above' }),
+  OIDC_ISSUER_TEMPLATE: env.str({ default: 'https://{domain}/', format: 'issuer-template', description: 'issuer of a delegated group from its domain (JWKS at `{issuer}.well-known/jwks.json`)' }),
+  OIDC_ALLOW_PRIVATE_HOSTS: env.bool({ default: false, description: 'allow OpenID Connect domains on private or loopback addresses (tests only)' }),
+  OIDC_JWKS_COOLDOWN_MS: env.int({ default: 30_000, min: 0, description: 'minimum time between two JWKS fetches of one issuer (an unknown `kid` refetches after it)' }),
+  PUBLIC_URL: env.str({ format: 'http-url', description: "the service's public base URL, printed at start" }),
+  TRANSIT_OPS_DEMO: env.bool({ description: 'unset: load the demo into an empty embedded database, run it where the `demo` group exists; `1`: load and run it on any engine (PostgreSQL included); `0`: off' }),
+  IMPORT_BODY_LIMIT_BYTES: env.int({ default: 33_554_432, min: 1024, description: 'size limit of a CSV import (drivers, vehicles)' }),
+  SMS_TRANSPORT: env.oneOf(SMS_TRANSPORTS, { default: 'log', description: 'how SMS notifications leave: `log` (written to the service log, nothing sent) or `webhook`' }),
+  SMS_WEBHOOK_URL: env.str({ format: 'http-url', description: 'with `SMS_TRANSPORT=webhook` (required then): each SMS is POSTed there as JSON' }),
+  SMS_WEBHOOK_TOKEN: env.str({ secret: true, description: 'sent to the webhook as `Authorization: Bearer <token>`' }),
+  SMS_WEBHOOK_TIMEOUT_MS: env.int({ default: 10_000, min: 100, max: 120_000, description: 'the webhook must answer within this time, else the SMS is recorded as failed' }),
+  GTFS_MAX_UPLOAD_BYTES: env.int({ default: 512 * 1024 * 1024, min: 1024, description: 'size limit of an uploaded GTFS archive (413 `PayloadTooLarge`: Content-Length checked first, then bytes counted)' }),
+  GTFS_MAX_UNCOMPRESSED_BYTES: env.int({ default: 4 * 1024 * 1024 * 1024, min: 1024, description: 'sum of the uncompressed sizes of the files read from a GTFS archive (413 `GtfsArchiveTooLarge`)' }),
+  GTFS_MAX_ENTRIES: env.int({ default: 100, min: 1, description: 'entries (files and folders) in a GTFS archive (413 `GtfsArchiveTooLarge`)' }),
+  GTFS_MAX_COMPRESSION_RATIO: env.int({ default: 200, min: 1, description: 'uncompressed over compressed size of one archive entry over 1 MiB (a zip bomb; 413 `GtfsArchiveTooLarge`); text compresses 5 to 20 times' }),
+  GTFS_MAX_LISTED_PROBLEMS: env.int({ default: 100, min: 1, max: 10_000, description: "errors and warnings listed in a GTFS import's answer (the totals are always given)" }),
+  FEEDS_REFRESH_SECONDS: env.int({ default: 5, min: 1, max: 300, description: "a group's snapshot for GTFS-Realtime and SIRI older than this is rebuilt in the background, answers meanwhile coming from it (stale-while-revalidate)" }),
+  FEEDS_STALE_VEHICLE_SECONDS: env.int({ default: 300, min: 10, max: 86_400, description: 'a vehicle whose latest position is older than this leaves GTFS-Realtime and SIRI' }),
+  FEEDS_ET_HORIZON_MINUTES: env.int({ default: 60, min: 0, max: 1440, description: "SIRI EstimatedTimetable (and StopMonitoring's expected times) also carry the journeys whose vehicle is not known yet, scheduled to run within this many minutes (`Monitored` false, predicted from their scheduled departure); `0`: none ([feeds.md](feeds.md))" }),
+  LIVE_ALLOWED_ORIGINS: env.str({ format: 'origin-list', description: "other browser origins allowed to open the live stream, comma-separated (`https://ops.example.org,http://localhost:5173`), or `*`; requests without an Origin header, pages of the service itself (Origin host = request host) and `PUBLIC_URL`'s origin are always accepted; others get 403 `OriginNotAllowed` before the upgrade" }),
+  LIVE_MAX_BUFFERED_BYTES: env.int({ default: 1_048_576, min: 4096, description: 'a live stream client with more unsent bytes than this is closed (4429 `SlowClient`)' }),
+  LIVE_HEARTBEAT_SECONDS: env.int({ default: 30, min: 1, max: 3600, description: 'ping period of the live stream; a client that missed the previous pong is cut' }),
+  LIVE_AUTH_TIMEOUT_SECONDS: env.int({ default: 5, min: 1, max: 300, description: 'time a live stream client without a credential at connection has to send `{"session_id": "…"}`' }),
+  LIVE_BATCH_MS: env.int({ default: DEFAULT_BATCH_MS, min: 1, max: 1000, description: "the live stream's window: a client receives at most one frame (a JSON array; one write with `?batch=false`) this often, holding what came since its previous one; the clients' windows are staggered (4 turns a window, each writing a quarter of the clients); larger: fewer frames, more latency" }),
+  PREDICTIONS_JOB: env.bool({ default: true, description: "this instance runs the prediction model job (docs/predictions.md): a build of each group's model 30 s after start when it is missing or stale, then checks every 10 minutes; several instances may run it (an advisory lock lets one build a group)" }),
+  PREDICTIONS_HISTORY_DAYS: env.int({ default: 56, min: 1, max: 366, description: 'service dates of tracking history (before today) the model learns from' }),
+  PREDICTIONS_MAX_AGE_HOURS: env.int({ default: 24, min: 1, max: 24 * 31, description: "a group's model older than this is rebuilt" }),
+  PREDICTIONS_BAND_MINUTES: env.int({ default: 60, min: 5, max: 1440, description: 'width of the time-of-day bands the running times are learned by' }),
+  PREDICTIONS_MIN_SAMPLES: env.int({ default: 5, min: 1, max: 10_000, description: 'runs a segment needs in its day type and band to be learned; below, predictions use the scheduled running time' }),
+  PREDICTIONS_MIN_LAYOVER_SECONDS: env.int({ default: 180, min: 0, max: 7200, description: 'least time between the predicted end of a trip and the start of the next trip of its block' }),
+  PREDICTION_SAMPLES_JOB: env.bool({ default: true, description: 'this instance samples what the predictions publish, once a minute, for `GET stats/predictions` (`src/domains/predictions/samples.ts`)' }),
+  PREDICTION_SAMPLES_RETENTION_DAYS: env.int({ default: 90, min: 1, max: 3660, description: 'samples of service dates older than this are deleted (1–3660)' }),
+  PREDICTION_SAMPLES_MAX_HORIZON_MINUTES: env.int({ default: 60, min: 1, max: 180, description: 'stops predicted farther ahead than this are not sampled (1–180)' }),
+  TRUST_PROXY: env.str({ default: 'loopback,linklocal,uniquelocal', description: 'peers whose `X-Forwarded-For/-Proto/-Host` are believed: `true`, `false`, or addresses / CIDR ranges / those names, comma-separated. The client address of rate limits comes from it' }),
+  CORS_ALLOWED_ORIGINS: env.str({ format: 'origin-list', description: 'comma-separated origins (`https://ops.example.org`) allowed to call the API from a browser, with credentials; others get no CORS header' }),
+  RATE_LIMIT_LOGIN_PER_MINUTE: env.int({ default: 20, min: 1, description: '`POST /login` and `/login-scoped` per client address (429 `TooManyRequests` with `Retry-After` above)' }),
+  RATE_LIMIT_API_KEYS_PER_MINUTE: env.int({ default: 10, min: 1, description: 'API key creation per caller' }),
+  RATE_LIMIT_EXPORTS_PER_MINUTE: env.int({ default: 30, min: 1, description: 'CSV exports (`/export/*`) per caller' }),
+  CACHE_AUTH_TTL_MS: env.int({ default: 300_000, min: 0, max: 3_600_000, description: 'longest life of a cached credential, group or membership in one instance (the change feed drops them at once on any change, and everything when its connection drops; this only bounds memory of idle credentials and a notification that would still be lost); `0` disables' }),
+  CACHE_READ_TTL_MS: env.int({ default: 5000, min: 0, max: 60_000, description: "longest life of a cached answer of the cached reads (vehicles list, trip object, planning; see [caches.md](caches.md)); also how late time-derived fields (a trip's status as the clock passes its end) may be; `0` disables" }),
+  REQUEST_TIMEOUT_SECONDS: env.int({ default: 60, min: 1, max: 3600, description: 'an ordinary request (headers and body) must arrive within this time ([security.md](security.md))' }),
+  UPLOAD_TIMEOUT_SECONDS: env.int({ default: 900, min: 1, max: 86_400, description: 'an upload (GTFS, CSV imports, planning, device batches) must arrive within this time; at least `REQUEST_TIMEOUT_SECONDS`' }),
+  IDLE_TIMEOUT_SECONDS: env.int({ default: 300, min: 0, max: 86_400, description: 'an idle keep-alive connection is closed after this time; `0` turns it off (the live stream and streamed exports are not bounded by it)' }),
+  POSITIONS_RETENTION_DAYS: env.int({ default: 90, min: 0, max: 36_500, description: 'days raw positions are kept (day partitions older are dropped; trip reports older are refused); `0` keeps them for ever. Trip events, passenger counts, tracking and duties are always kept ([operations.md](operations.md) §7)' }),
+  PARTITIONS_CHECK_SECONDS: env.int({ default: 300, min: 1, max: 86_400, description: 'how often each instance makes the report partitions ahead and drops the expired ones' }),
+});
+
+const readEnvironment = environmentReader(ENVIRONMENT);
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const { values: e, problems } = readEnvironment(source);
   const config: Config = {
-    port: r.int('PORT', { default: 8080, min: 0, max: 65535 }),
-    host: r.str('HOST', { default: '0.0.0.0' }),
-    databaseUrl: r.url('DATABASE_URL', { protocols: ['postgres:', 'postgresql:'] }),
-    dataDir: r.str('DATA_DIR', { default: './data' }),
-    databasePoolSize: r.int('DATABASE_POOL_SIZE', { default: 10, min: 1, max: 1000 }),
-    logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, { default: 'info' }),
-    logFormat: r.oneOf('LOG_FORMAT', ['auto', 'json', 'pretty'] as const, { default: 'auto' }),
-    superuserEmail: r.email('TRANSIT_OPS_SUPERUSER_EMAIL'),
-    superuserPassword: r.str('TRANSIT_OPS_SUPERUSER_PASSWORD', { minLength: 8 }),
-    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', { default: 1_048_576, min: 1024 }),
-    sessionTtlDays: r.int('SESSION_TTL_DAYS', { default: 14, min: 1, max: 365 }),
-    loginMaxFailuresPerAccountAddress: r.int('LOGIN_MAX_FAILURES_PER_ACCOUNT_ADDRESS', { default: 5, min: 1 }),
-    loginMaxFailuresPerAddress: r.int('LOGIN_MAX_FAILURES_PER_ADDRESS', { default: 30, min: 1 }),
-    loginMaxFailuresPerAccount: r.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', { default: 10, min: 1 }),
-    loginFailureWindowSeconds: r.int('LOGIN_FAILURE_WINDOW_SECONDS', { default: 900, min: 1 }),
-    oidcIssuerTemplate: r.str('OIDC_ISSUER_TEMPLATE', { default: 'https://{domain}/', contains: '{domain}' }),
-    oidcAllowPrivateHosts: r.bool('OIDC_ALLOW_PRIVATE_HOSTS', { default: false }),
-    oidcJwksCooldownMs: r.int('OIDC_JWKS_COOLDOWN_MS', { default: 30_000, min: 0 }),
-    publicUrl: r.url('PUBLIC_URL', { protocols: ['http:', 'https:'] }),
-    demo: r.optionalBool('TRANSIT_OPS_DEMO'),
-    importBodyLimitBytes: r.int('IMPORT_BODY_LIMIT_BYTES', { default: 33_554_432, min: 1024 }),
-    smsTransport: r.oneOf('SMS_TRANSPORT', ['log', 'webhook'] as const, { default: 'log' }),
-    smsWebhookUrl: r.url('SMS_WEBHOOK_URL', { protocols: ['http:', 'https:'] }),
-    smsWebhookToken: r.str('SMS_WEBHOOK_TOKEN'),
-    smsWebhookTimeoutMs: r.int('SMS_WEBHOOK_TIMEOUT_MS', { default: 10_000, min: 100, max: 120_000 }),
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    superuserEmail: e.TRANSIT_OPS_SUPERUSER_EMAIL,
+    superuserPassword: e.TRANSIT_OPS_SUPERUSER_PASSWORD,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    sessionTtlDays: e.SESSION_TTL_DAYS,
+    loginMaxFailuresPerAccountAddress: e.LOGIN_MAX_FAILURES_PER_ACCOUNT_ADDRESS,
+    loginMaxFailuresPerAddress: e.LOGIN_MAX_FAILURES_PER_ADDRESS,
+    loginMaxFailuresPerAccount: e.LOGIN_MAX_FAILURES_PER_ACCOUNT,
+    loginFailureWindowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
+    oidcIssuerTemplate: e.OIDC_ISSUER_TEMPLATE,
+    oidcAllowPrivateHosts: e.OIDC_ALLOW_PRIVATE_HOSTS,
+    oidcJwksCooldownMs: e.OIDC_JWKS_COOLDOWN_MS,
+    publicUrl: e.PUBLIC_URL,
+    demo: e.TRANSIT_OPS_DEMO,
+    importBodyLimitBytes: e.IMPORT_BODY_LIMIT_BYTES,
+    smsTransport: e.SMS_TRANSPORT,
+    smsWebhookUrl: e.SMS_WEBHOOK_URL,
+    smsWebhookToken: e.SMS_WEBHOOK_TOKEN,
+    smsWebhookTimeoutMs: e.SMS_WEBHOOK_TIMEOUT_MS,
     gtfs: {
-      maxUploadBytes: r.int('GTFS_MAX_UPLOAD_BYTES', { default: 512 * 1024 * 1024, min: 1024 }),
-      maxUncompressedBytes: r.int('GTFS_MAX_UNCOMPRESSED_BYTES', { default: 4 * 1024 * 1024 * 1024, min: 1024 }),
-      maxEntries: r.int('GTFS_MAX_ENTRIES', { default: 100, min: 1 }),
-      maxCompressionRatio: r.int('GTFS_MAX_COMPRESSION_RATIO', { default: 200, min: 1 }),
-      maxListedProblems: r.int('GTFS_MAX_LISTED_PROBLEMS', { default: 100, min: 1, max: 10_000 }),
+      maxUploadBytes: e.GTFS_MAX_UPLOAD_BYTES,
+      maxUncompressedBytes: e.GTFS_MAX_UNCOMPRESSED_BYTES,
+      maxEntries: e.GTFS_MAX_ENTRIES,
+      maxCompressionRatio: e.GTFS_MAX_COMPRESSION_RATIO,
+      maxListedProblems: e.GTFS_MAX_LISTED_PROBLEMS,
     },
     feeds: {
-      refreshSeconds: r.int('FEEDS_REFRESH_SECONDS', { default: 5, min: 1, max: 300 }),
-      staleVehicleSeconds: r.int('FEEDS_STALE_VEHICLE_SECONDS', { default: 300, min: 10, max: 86_400 }),
-      etHorizonMinutes: r.int('FEEDS_ET_HORIZON_MINUTES', { default: 60, min: 0, max: 1440 }),
+      refreshSeconds: e.FEEDS_REFRESH_SECONDS,
+      staleVehicleSeconds: e.FEEDS_STALE_VEHICLE_SECONDS,
+      etHorizonMinutes: e.FEEDS_ET_HORIZON_MINUTES,
     },
     live: {
-      allowedOrigins: r.origins('LIVE_ALLOWED_ORIGINS'),
-      maxBufferedBytes: r.int('LIVE_MAX_BUFFERED_BYTES', { default: 1_048_576, min: 4096 }),
-      heartbeatMs: r.int('LIVE_HEARTBEAT_SECONDS', { default: 30, min: 1, max: 3600 }) * 1000,
-      authTimeoutMs: r.int('LIVE_AUTH_TIMEOUT_SECONDS', { default: 5, min: 1, max: 300 }) * 1000,
-      batchMs: r.int('LIVE_BATCH_MS', { default: DEFAULT_BATCH_MS, min: 1, max: 1000 }),
+      allowedOrigins: listOf(e.LIVE_ALLOWED_ORIGINS),
+      maxBufferedBytes: e.LIVE_MAX_BUFFERED_BYTES,
+      heartbeatMs: e.LIVE_HEARTBEAT_SECONDS * 1000,
+      authTimeoutMs: e.LIVE_AUTH_TIMEOUT_SECONDS * 1000,
+      batchMs: e.LIVE_BATCH_MS,
     },
     predictions: {
-      job: r.bool('PREDICTIONS_JOB', { default: true }),
-      historyDays: r.int('PREDICTIONS_HISTORY_DAYS', { default: 56, min: 1, max: 366 }),
-      maxAgeHours: r.int('PREDICTIONS_MAX_AGE_HOURS', { default: 24, min: 1, max: 24 * 31 }),
-      bandMinutes: r.int('PREDICTIONS_BAND_MINUTES', { default: 60, min: 5, max: 1440 }),
-      minSamples: r.int('PREDICTIONS_MIN_SAMPLES', { default: 5, min: 1, max: 10_000 }),
-      minLayoverSeconds: r.int('PREDICTIONS_MIN_LAYOVER_SECONDS', { default: 180, min: 0, max: 7200 }),
+      job: e.PREDICTIONS_JOB,
+      historyDays: e.PREDICTIONS_HISTORY_DAYS,
+      maxAgeHours: e.PREDICTIONS_MAX_AGE_HOURS,
+      bandMinutes: e.PREDICTIONS_BAND_MINUTES,
+      minSamples: e.PREDICTIONS_MIN_SAMPLES,
+      minLayoverSeconds: e.PREDICTIONS_MIN_LAYOVER_SECONDS,
     },
     predictionSamples: {
-      job: r.bool('PREDICTION_SAMPLES_JOB', { default: true }),
-      retentionDays: r.int('PREDICTION_SAMPLES_RETENTION_DAYS', { default: 90, min: 1, max: 3660 }),
-      maxHorizonMinutes: r.int('PREDICTION_SAMPLES_MAX_HORIZON_MINUTES', { default: 60, min: 1, max: 180 }),
+      job: e.PREDICTION_SAMPLES_JOB,
+      retentionDays: e.PREDICTION_SAMPLES_RETENTION_DAYS,
+      maxHorizonMinutes: e.PREDICTION_SAMPLES_MAX_HORIZON_MINUTES,
     },
-    trustProxy: trustProxyOf(r.str('TRUST_PROXY', { default: 'loopback,linklocal,uniquelocal' })),
-    corsAllowedOrigins: r.origins('CORS_ALLOWED_ORIGINS'),
+    trustProxy: trustProxyOf(e.TRUST_PROXY),
+    corsAllowedOrigins: listOf(e.CORS_ALLOWED_ORIGINS),
     rateLimits: {
-      login: r.int('RATE_LIMIT_LOGIN_PER_MINUTE', { default: 20, min: 1 }),
-      credentials: r.int('RATE_LIMIT_API_KEYS_PER_MINUTE', { default: 10, min: 1 }),
-      exports: r.int('RATE_LIMIT_EXPORTS_PER_MINUTE', { default: 30, min: 1 }),
+      login: e.RATE_LIMIT_LOGIN_PER_MINUTE,
+      credentials: e.RATE_LIMIT_API_KEYS_PER_MINUTE,
+      exports: e.RATE_LIMIT_EXPORTS_PER_MINUTE,
     },
     caches: {
-      authTtlMs: r.int('CACHE_AUTH_TTL_MS', { default: 300_000, min: 0, max: 3_600_000 }),
-      readTtlMs: r.int('CACHE_READ_TTL_MS', { default: 5_000, min: 0, max: 60_000 }),
+      authTtlMs: e.CACHE_AUTH_TTL_MS,
+      readTtlMs: e.CACHE_READ_TTL_MS,
     },
     timeouts: {
-      requestMs: r.int('REQUEST_TIMEOUT_SECONDS', { default: 60, min: 1, max: 3600 }) * 1000,
-      uploadMs: r.int('UPLOAD_TIMEOUT_SECONDS', { default: 900, min: 1, max: 86_400 }) * 1000,
-      idleMs: r.int('IDLE_TIMEOUT_SECONDS', { default: 300, min: 0, max: 86_400 }) * 1000,
+      requestMs: e.REQUEST_TIMEOUT_SECONDS * 1000,
+      uploadMs: e.UPLOAD_TIMEOUT_SECONDS * 1000,
+      idleMs: e.IDLE_TIMEOUT_SECONDS * 1000,
     },
     partitions: {
-      positionsRetentionDays: r.int('POSITIONS_RETENTION_DAYS', { default: 90, min: 0, max: 36_500 }),
-      checkSeconds: r.int('PARTITIONS_CHECK_SECONDS', { default: 300, min: 1, max: 86_400 }),
+      positionsRetentionDays: e.POSITIONS_RETENTION_DAYS,
+      checkSeconds: e.PARTITIONS_CHECK_SECONDS,
     },
   };
-  if (config.timeouts.uploadMs < config.timeouts.requestMs) r.problem('UPLOAD_TIMEOUT_SECONDS must be at least REQUEST_TIMEOUT_SECONDS');
-  if (config.corsAllowedOrigins.includes('*')) r.problem('CORS_ALLOWED_ORIGINS cannot be *: cross-origin calls carry credentials, so name each origin');
-  if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) r.problem('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');
+  if (config.timeouts.uploadMs < config.timeouts.requestMs) problems.push('UPLOAD_TIMEOUT_SECONDS must be at least REQUEST_TIMEOUT_SECONDS');
+  if (config.corsAllowedOrigins.includes('*')) problems.push('CORS_ALLOWED_ORIGINS cannot be *: cross-origin calls carry credentials, so name each origin');
+  if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) problems.push('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');
   if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {
-    r.problem('TRANSIT_OPS_SUPERUSER_EMAIL and TRANSIT_OPS_SUPERUSER_PASSWORD must be set together');
+    problems.push('TRANSIT_OPS_SUPERUSER_EMAIL and TRANSIT_OPS_SUPERUSER_PASSWORD must be set together');
   }
-  r.done();
+  if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** A comma-separated list (origins), without blanks. */
+function listOf(v: string | undefined): string[] {
+  return (v ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
 }
 
 function trustProxyOf(v: string): boolean | string {

@@ -1,5 +1,7 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, ENVIRONMENT, loadConfig } from '../../src/config.js';
+import { REFERENCE_PAGE, withReference } from '../../src/config-reference.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -43,5 +45,20 @@ describe('configuration', () => {
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toBe('10.0.0.0/8');
     expect(loadConfig({}).rateLimits).toEqual({ login: 20, credentials: 10, exports: 30 });
+  });
+
+  it('never prints a secret variable, and reads yes/no words as booleans', () => {
+    expect(() => loadConfig({ TRANSIT_OPS_SUPERUSER_EMAIL: 'a@b.c', TRANSIT_OPS_SUPERUSER_PASSWORD: 'sesame' })).toThrow(/TRANSIT_OPS_SUPERUSER_PASSWORD: must be at least 8 characters long/);
+    expect(() => loadConfig({ TRANSIT_OPS_SUPERUSER_EMAIL: 'a@b.c', TRANSIT_OPS_SUPERUSER_PASSWORD: 'sesame' })).not.toThrow(/sesame/);
+    expect(loadConfig({ PREDICTIONS_JOB: 'off', TRANSIT_OPS_DEMO: 'Yes' })).toMatchObject({ predictions: { job: false }, demo: true });
+    expect(loadConfig({}).demo).toBeUndefined();
+    expect(() => loadConfig({ PREDICTIONS_JOB: 'maybe' })).toThrow('PREDICTIONS_JOB="maybe": must be one of');
+    expect(() => loadConfig({ FEEDS_REFRESH_SECONDS: '0', LIVE_BATCH_MS: '5000' })).toThrow(/FEEDS_REFRESH_SECONDS="0": must be at least 1[^]*LIVE_BATCH_MS="5000": must be at most 1000/);
+  });
+
+  it('documents every variable it reads: docs/configuration.md holds the reference generated from the declarations', async () => {
+    const page = await readFile(REFERENCE_PAGE, 'utf8');
+    expect(page, 'run npm run docs:config').toBe(withReference(page));
+    for (const name of Object.keys(ENVIRONMENT.properties)) expect(page).toContain(`| \`${name}\` |`);
   });
 });
