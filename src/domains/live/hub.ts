@@ -32,7 +32,7 @@
  * refused; changed teams (or role) re-filter it from the next window, without a message.
  */
 import type { Socket } from 'node:net';
-import { WebSocket } from 'ws';
+import ws, { WebSocket } from 'ws';
 import type { AppContext } from '../../platform/context.js';
 import { changesOf } from '../../platform/db/changes.js';
 import type { GroupScope, Principal } from '../../platform/http/access.js';
@@ -117,22 +117,16 @@ interface Bytes {
   singleFrames?: Buffer;
 }
 
-/** An unmasked, final text frame (RFC 6455 5.2): what a server sends, built once per message. */
+/** ws's framing, which its types (@types/ws) do not declare. */
+const wsSender = (ws as unknown as { Sender: { frame(data: Buffer, o: { fin: boolean; rsv1: boolean; opcode: number; mask: boolean; readOnly: boolean }): Buffer[] } }).Sender;
+
+/**
+ * An unmasked, final text frame (RFC 6455 5.2): what a server sends, built once per message by ws's
+ * own framing (Sender.frame, what ws.send writes) and written to the sockets of every client of an
+ * audience without being framed again.
+ */
 export function textFrame(payload: Buffer): Buffer {
-  const n = payload.length;
-  const head = n < 126 ? 2 : n < 65_536 ? 4 : 10;
-  const frame = Buffer.allocUnsafe(head + n);
-  frame[0] = 0x81;
-  if (head === 2) frame[1] = n;
-  else if (head === 4) {
-    frame[1] = 126;
-    frame.writeUInt16BE(n, 2);
-  } else {
-    frame[1] = 127;
-    frame.writeBigUInt64BE(BigInt(n), 2);
-  }
-  payload.copy(frame, head);
-  return frame;
+  return Buffer.concat(wsSender.frame(payload, { fin: true, rsv1: false, opcode: 0x1, mask: false, readOnly: false }));
 }
 
 const OPEN_BRACKET = Buffer.from('[');
