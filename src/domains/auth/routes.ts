@@ -6,6 +6,7 @@ import { ADMIN, anyCredential, groupRoles, publicAccess, superuserOnly, type Sco
 import { errors, invalid } from '../../platform/http/errors.js';
 import { GroupParams } from '../../platform/http/params.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
+import { ref } from '../../platform/http/components.js';
 import { parseExpire } from './expire.js';
 import { ApiKeyCreated, ApiKeyRecord, CreateApiKeyBody, LoginForm, LoginQuery, LoginResponse, LoginScopedQuery, LogoutQuery, ProviderQuery, ProviderResponse } from './schemas.js';
 import { createApiKey, listApiKeys, login, logout, providerFor, revokeApiKey } from './service.js';
@@ -43,7 +44,7 @@ const scopedLoginSchema = (operationId: string, description: string) =>
       description: `${description}\n\n${THROTTLING}`,
       tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors, rateLimit: 'login',
     },
-    { querystring: LoginScopedQuery, body: LoginForm, response: { 200: LoginResponse } },
+    { querystring: LoginScopedQuery, body: ref(LoginForm), response: { 200: ref(LoginResponse) } },
   );
 
 async function doLogin(ctx: AppContext, req: FastifyRequest, reply: FastifyReply, q: { device_id?: string; scopes?: Scope[]; expire?: string }) {
@@ -72,7 +73,7 @@ export async function authRoutes(fastify: FastifyInstance) {
   app.get('/auth/provider', {
     schema: op(
       { operationId: 'getAuthProvider', summary: 'How users of a group log in', tags: ['auth'], access: publicAccess(), documents: PUBLIC, errors: { 404: { GroupNotFound: 'unknown group_id' } } },
-      { querystring: ProviderQuery, response: { 200: ProviderResponse } },
+      { querystring: ProviderQuery, response: { 200: ref(ProviderResponse) } },
     ),
   }, async (req) => providerFor(app.ctx.db, req.query.group_id));
 
@@ -84,7 +85,7 @@ export async function authRoutes(fastify: FastifyInstance) {
         description: `Opens a session: the answer carries session_id and expires_days, and sets the session_id cookie (HttpOnly, Secure, SameSite=Lax). With device_id, a driver session bound to that device.\n\n${THROTTLING}`,
         tags: ['auth'], access: publicAccess(), documents: PUBLIC, consumes: FORM, errors: loginErrors, rateLimit: 'login',
       },
-      { querystring: LoginQuery, body: LoginForm, response: { 200: LoginResponse } },
+      { querystring: LoginQuery, body: ref(LoginForm), response: { 200: ref(LoginResponse) } },
     ),
   }, async (req, reply) => doLogin(app.ctx, req, reply, req.query));
 
@@ -114,7 +115,7 @@ export async function authRoutes(fastify: FastifyInstance) {
         tags: ['auth'], access: groupRoles(ADMIN, 'CreateApiKeyRoleRequired', 'admin'), documents: PUBLIC, rateLimit: 'credentials',
         errors: { 403: { SessionRequired: 'API keys are created from a session, not from another key', ForbiddenDifferentTeam: 'the key, its user or its device reaches beyond the creator\'s teams', ScopeNotAllowed: 'the scopes asked reach beyond the creating session\'s' } },
       },
-      { params: GroupParams, body: CreateApiKeyBody, response: { 201: ApiKeyCreated } },
+      { params: GroupParams, body: ref(CreateApiKeyBody), response: { 201: ref(ApiKeyCreated) } },
     ),
   }, async (req, reply) => {
     requireSession(req);
@@ -126,7 +127,7 @@ export async function authRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/api-keys', {
     schema: op(
       { operationId: 'listGroupApiKeys', summary: 'List the group\'s API keys (never their secrets)', description: 'A team-limited admin sees only the keys within its teams.', tags: ['auth'], access: groupRoles(ADMIN, 'ListApiKeysRoleRequired', 'admin'), documents: PUBLIC },
-      { params: GroupParams, response: { 200: Type.Array(ApiKeyRecord) } },
+      { params: GroupParams, response: { 200: Type.Array(ref(ApiKeyRecord)) } },
     ),
   }, async (req) => listApiKeys(app.ctx.db, req.groupScope!));
 
@@ -143,7 +144,7 @@ export async function authRoutes(fastify: FastifyInstance) {
   app.post('/api-keys', {
     schema: op(
       { operationId: 'createApiKey', summary: 'Create an API key spanning several groups, or a superuser key', description: 'A superuser key is a key whose user_id is a superuser; it acts as a superuser while its creator is one. Keys made here have origin `instance`.', tags: ['auth'], access: superuserOnly('admin'), documents: INTERNAL, rateLimit: 'credentials' },
-      { body: CreateApiKeyBody, response: { 201: ApiKeyCreated } },
+      { body: ref(CreateApiKeyBody), response: { 201: ref(ApiKeyCreated) } },
     ),
   }, async (req, reply) => {
     const b = req.body;

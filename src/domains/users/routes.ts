@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { ADMIN, ALL_ROLES, groupRoles } from '../../platform/http/access.js';
 import { GroupId, GroupParams } from '../../platform/http/params.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
+import { ref } from '../../platform/http/components.js';
 import { CreateUserBody, CreatedMember, MemberRecord, PatchUserBody, RoleRecord, UserId } from './schemas.js';
 import { addMember, listMembers, removeMember, rolesFor, updateMember } from './service.js';
 
@@ -23,21 +24,21 @@ export async function userRoutes(fastify: FastifyInstance) {
         tags: ['groups'], access: groupRoles(ADMIN, 'AddUserRoleRequired', 'admin'), documents: INTERNAL,
         errors: { 403: { ForbiddenDifferentTeam: 'the role reaches beyond the caller\'s teams' }, 409: { MembershipExists: 'the user already has a role in this group' } },
       },
-      { params: GroupParams, body: CreateUserBody, response: { 201: CreatedMember } },
+      { params: GroupParams, body: ref(CreateUserBody), response: { 201: ref(CreatedMember) } },
     ),
   }, async (req, reply) => reply.status(201).send(await addMember(ctx, req.groupScope!, req.body)));
 
   app.get('/groups/:group_id/users', {
     schema: op(
       { operationId: 'listUsers', summary: 'The users of the group and their roles', tags: ['groups'], access: groupRoles(ADMIN, 'ListUsersRoleRequired', 'admin'), documents: INTERNAL },
-      { params: GroupParams, response: { 200: Type.Array(MemberRecord) } },
+      { params: GroupParams, response: { 200: Type.Array(ref(MemberRecord)) } },
     ),
   }, async (req) => listMembers(ctx.db, req.params.group_id));
 
   app.patch('/groups/:group_id/users/:user_id', {
     schema: op(
       { operationId: 'updateUser', summary: 'Change a user\'s role, teams or driver link in the group', description: LIMITED, tags: ['groups'], access: groupRoles(ADMIN, 'UpdateUserRoleRequired', 'admin'), documents: INTERNAL, errors: userNotFound },
-      { params: UserParams, body: PatchUserBody, response: { 200: MemberRecord } },
+      { params: UserParams, body: ref(PatchUserBody), response: { 200: ref(MemberRecord) } },
     ),
   }, async (req) => updateMember(ctx, req.groupScope!, req.params.user_id, req.body));
 
@@ -54,7 +55,7 @@ export async function userRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/roles', {
     schema: op(
       { operationId: 'listRoles', summary: 'The caller\'s role; for an admin, the roles of every user of the group', tags: ['auth'], access: groupRoles(ALL_ROLES, 'NoRole', 'read'), documents: PUBLIC },
-      { params: GroupParams, response: { 200: Type.Array(RoleRecord) } },
+      { params: GroupParams, response: { 200: Type.Array(ref(RoleRecord)) } },
     ),
   }, async (req) => rolesFor(ctx.db, req.principal!, req.groupScope!));
 }
