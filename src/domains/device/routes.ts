@@ -6,7 +6,7 @@ import { groupRoles, type Principal } from '../../platform/http/access.js';
 import { errors } from '../../platform/http/errors.js';
 import { GroupParams, Nullable } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
-import { DangerZoneRecord } from '../duties/schemas.js';
+import { DangerZoneNear } from '../duties/schemas.js';
 import { currentDuty, zonesAround } from '../duties/service.js';
 import { BatchAnswer, DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS, DEVICE_STATE_MAX_NAME, DEVICE_STATE_MAX_TEXT, DeviceReportBatch, DutyRecord, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
 import { ref } from '../../platform/http/components.js';
@@ -88,7 +88,7 @@ export async function deviceRoutes(fastify: FastifyInstance) {
           lon: Type.Number({ minimum: -180, maximum: 180 }),
           radius_m: Type.Number({ minimum: 1, maximum: 50_000, default: 5000, description: 'Search radius around the position, in metres (default 5000).' }),
         }),
-        response: { 200: Type.Array(Type.Intersect([DangerZoneRecord, Type.Object({ distance_m: Type.Number({ description: 'Distance from the position to the zone edge, 0 inside.' }) })])) },
+        response: { 200: Type.Array(ref(DangerZoneNear)) },
       },
     ),
   }, async (req) => {

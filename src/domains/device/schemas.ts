@@ -125,13 +125,13 @@ export const DeviceStateItem = item('device_state', 'A change of the device stat
   ),
 });
 
-const Place = Type.Object(
+export const Place = Type.Object(
   {
-    stop_id: Type.Optional(Type.String({ maxLength: 255 })),
-    depot_id: Type.Optional(Type.String({ maxLength: 128 })),
+    stop_id: Type.Optional(Type.String({ maxLength: 255, description: 'A stop of the network.' })),
+    depot_id: Type.Optional(Type.String({ maxLength: 128, description: 'A depot of the group.' })),
     lat: Type.Optional(Lat),
     lon: Type.Optional(Lon),
-    label: Type.Optional(Type.String({ maxLength: 255 })),
+    label: Type.Optional(Type.String({ maxLength: 255, description: 'A name for people.' })),
   },
   { additionalProperties: false, minProperties: 1 },
 );

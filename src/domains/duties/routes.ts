@@ -72,7 +72,7 @@ export async function dutyRoutes(fastify: FastifyInstance) {
           device_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
           ...Paging,
         }),
-        response: { 200: Type.Array(TripEventRecord) },
+        response: { 200: Type.Array(ref(TripEventRecord)) },
       },
     ),
   }, async (req, reply) => {
@@ -96,7 +96,7 @@ export async function dutyRoutes(fastify: FastifyInstance) {
           at: Type.Optional(UnixSeconds('Inclusive upper bound')),
           before_id: Type.Optional(ObjectIdString('A history event id, strict upper bound')),
         }, mutuallyExclusive('at', 'before_id')),
-        response: { 200: DeviceHistoryRecord },
+        response: { 200: ref(DeviceHistoryRecord) },
       },
     ),
   }, async (req) => deviceHistory(ctx.db, req.groupScope!, req.params.device_id, req.query));
@@ -104,21 +104,21 @@ export async function dutyRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/danger-zones', {
     schema: op(
       { operationId: 'listDangerZones', summary: 'Declared danger zones', tags: ['danger-zones'], access: groupRoles([...RS6, 'admin', 'technical'], 'ListDangerZonesRoleRequired', 'read'), documents: PUBLIC },
-      { params: GroupParams, querystring: Type.Object({ archived: Type.Boolean({ default: false }) }), response: { 200: Type.Array(DangerZoneRecord) } },
+      { params: GroupParams, querystring: Type.Object({ archived: Type.Boolean({ default: false }) }), response: { 200: Type.Array(ref(DangerZoneRecord)) } },
     ),
   }, async (req) => listZones(ctx.db, req.params.group_id, req.query));
 
   app.post('/groups/:group_id/danger-zones', {
     schema: op(
       { operationId: 'createDangerZone', summary: 'Declare a danger zone (a point, a radius in metres, a message for drivers)', tags: ['danger-zones'], access: groupRoles(ZONE_EDITORS, 'CreateDangerZoneRoleRequired', 'write'), documents: INTERNAL },
-      { params: GroupParams, body: DangerZoneBody, response: { 201: DangerZoneRecord } },
+      { params: GroupParams, body: ref(DangerZoneBody), response: { 201: ref(DangerZoneRecord) } },
     ),
   }, async (req, reply) => reply.status(201).send(await createZone(ctx, req.params.group_id, req.body)));
 
   app.patch('/groups/:group_id/danger-zones/:danger_zone_id', {
     schema: op(
       { operationId: 'updateDangerZone', summary: 'Change or archive a danger zone', tags: ['danger-zones'], access: groupRoles(ZONE_EDITORS, 'UpdateDangerZoneRoleRequired', 'write'), documents: INTERNAL, errors: { 404: { DangerZoneNotFound: 'unknown zone' } } },
-      { params: Type.Object({ group_id: GroupId, danger_zone_id: Type.String({ minLength: 1, maxLength: 64 }) }), body: DangerZonePatch, response: { 200: DangerZoneRecord } },
+      { params: Type.Object({ group_id: GroupId, danger_zone_id: Type.String({ minLength: 1, maxLength: 64 }) }), body: ref(DangerZonePatch), response: { 200: ref(DangerZoneRecord) } },
     ),
   }, async (req) => updateZone(ctx, req.params.group_id, req.params.danger_zone_id, req.body));
 }

@@ -172,7 +172,7 @@ export async function listTripEvents(db: Queryable, scope: GroupScope, f: TripEv
   const p = period(f.start_date, f.end_date, scope.timezone, MAX_PERIOD_DAYS);
   const after = decodeCursor(f.cursor, 3) as [string, string, string] | null;
   const rows = await db.query<{
-    trip_id: string; service_date: string; start_time: number | null; at: Date; event: string; stop_id: string | null; stop_sequence: number | null;
+    trip_id: string; service_date: string; start_time: number | null; at: Date; event: TripEventRecord['event']; stop_id: string | null; stop_sequence: number | null;
     lat: number | null; lon: number | null; gps_valid: boolean; odometer_km: number | null; state: string | null; device_id: string; client_id: string;
     duty_id: string | null; driver_id: string | null; vehicle_id: string | null; received_at: Date;
   }>(

@@ -5,13 +5,15 @@ import { OFFICE, groupRoles } from '../../platform/http/access.js';
 import { DateEither, GroupId, GroupParams } from '../../platform/http/params.js';
 import { PeriodQuery } from '../../platform/http/periods.js';
 import { PUBLIC, op } from '../../platform/http/route.js';
+import { component, ref } from '../../platform/http/components.js';
 import { TEAM_EMBED_NOTE } from '../../platform/http/teams.js';
 import { MAX_MOVEMENT_PERIOD_DAYS, VehicleMovementRecord, anyMovement, getMovement, movementsOfDate, movementsOfPeriod } from './service.js';
 
 const access = (name: string) => groupRoles(OFFICE, `${name}RoleRequired`, 'read');
 const BlockParams = Type.Object({ group_id: GroupId, block_id: Type.String({ minLength: 1, maxLength: 255 }) });
 const DateQuery = Type.Object({ date: DateEither('The service date (YYYY-MM-DD or YYYYMMDD).') });
-const List = Type.Array(VehicleMovementRecord);
+const List = Type.Array(ref(VehicleMovementRecord));
+const MovementsExist = component('VehicleMovementsExist', Type.Object({ any: Type.Boolean({ description: 'true when the group holds at least one movement, of any date.' }) }, { additionalProperties: false, description: 'Whether the group holds any vehicle movement at all.' }));
 const teamNote = `A caller limited to teams sees the movements made during the duties they see (driver or vehicle in one of their teams); a block belongs to no team, its movements are filtered so. ${TEAM_EMBED_NOTE}`;
 const bothSpellings = `Both spellings are served: vehicle-movements (hyphen) and vehicle_movements (underscore).\n\n${teamNote}`;
 
@@ -44,7 +46,7 @@ export async function movementRoutes(fastify: FastifyInstance) {
         operationId: 'anyVehicleMovements', summary: 'Whether the group holds any movement at all', tags: ['vehicle-movements'], access: access('AnyVehicleMovements'), documents: PUBLIC,
         description: 'Tells an empty result from a feature the group never fed.',
       },
-      { params: GroupParams, response: { 200: Type.Object({ any: Type.Boolean() }) } },
+      { params: GroupParams, response: { 200: ref(MovementsExist) } },
     ),
   }, async (req) => anyMovement(ctx.db, req.params.group_id));
 
@@ -54,7 +56,7 @@ export async function movementRoutes(fastify: FastifyInstance) {
         operationId: 'getVehicleMovement', summary: 'One vehicle movement', tags: ['vehicle-movements'], access: access('GetVehicleMovement'), documents: PUBLIC, description: teamNote,
         errors: { 404: { VehicleMovementNotFound: 'unknown movement' }, 403: { ForbiddenDifferentTeam: 'the movement belongs to other teams' } },
       },
-      { params: Type.Object({ group_id: GroupId, vehicle_movement_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: VehicleMovementRecord } },
+      { params: Type.Object({ group_id: GroupId, vehicle_movement_id: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: ref(VehicleMovementRecord) } },
     ),
   }, async (req) => getMovement(ctx.db, req.groupScope!, req.params.vehicle_movement_id));
 

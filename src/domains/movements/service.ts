@@ -8,26 +8,27 @@ import type { GroupScope } from '../../platform/http/access.js';
 import { errors } from '../../platform/http/errors.js';
 import { Nullable, isoDate } from '../../platform/http/params.js';
 import { period } from '../../platform/time.js';
-import { MOVEMENT_KINDS } from '../device/schemas.js';
+import { MOVEMENT_KINDS, Place } from '../device/schemas.js';
+import { component, ref } from '../../platform/http/components.js';
 
 export const MAX_MOVEMENT_PERIOD_DAYS = 31;
 
-const Place = Type.Object({}, { additionalProperties: true, description: 'stop_id, depot_id, lat/lon and label, as reported' });
-export const VehicleMovementRecord = Type.Object({
-  vehicle_movement_id: Type.String(),
+const MovementPlace = component('MovementPlace', Type.Object(Place.properties, { additionalProperties: false, description: 'Where a movement starts or ends, as the device reported it: a stop, a depot, a position (lat/lon, WGS84 degrees) and a label, any of them.' }));
+export const VehicleMovementRecord = component('VehicleMovement', Type.Object({
+  vehicle_movement_id: Type.String({ description: 'The movement\'s identifier.' }),
   kind: Type.Unsafe<(typeof MOVEMENT_KINDS)[number]>({ type: 'string', enum: [...MOVEMENT_KINDS], description: 'to_trip_start, to_depot, from_depot, between_trips, dead_run' }),
   service_date: Type.String({ format: 'date' }),
   block_id: Nullable(Type.String({ description: 'The block (sequence of trips chained by one vehicle), when known' })),
-  origin: Place,
-  destination: Place,
+  origin: ref(MovementPlace),
+  destination: ref(MovementPlace),
   started_at: Type.String({ format: 'date-time' }),
   ended_at: Type.String({ format: 'date-time' }),
-  distance_km: Nullable(Type.Number({ description: 'Kilometres driven, as reported' })),
-  device_id: Type.String(),
-  duty_id: Nullable(Type.String()),
-  vehicle_id: Nullable(Type.String()),
-  driver_id: Nullable(Type.String()),
-});
+  distance_km: Nullable(Type.Number({ minimum: 0, description: 'Kilometres driven, as reported' })),
+  device_id: Type.String({ description: 'The device that reported the movement.' }),
+  duty_id: Nullable(Type.String({ description: 'The duty open on the device when the movement started.' })),
+  vehicle_id: Nullable(Type.String({ description: 'The vehicle of that duty.' })),
+  driver_id: Nullable(Type.String({ description: 'The driver of that duty.' })),
+}, { additionalProperties: false, description: 'A movement of the vehicle outside commercial service (HLP): to the start of a trip, to or from the depot, between trips, a dead run.' }));
 export type VehicleMovementRecord = Static<typeof VehicleMovementRecord>;
 
 interface Row {

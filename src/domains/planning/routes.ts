@@ -7,7 +7,8 @@ import { Date8, GroupParams, ObjectIdString, StringEnum } from '../../platform/h
 import { PUBLIC, op } from '../../platform/http/route.js';
 import { REPORT_TABLES, TRACKING_TABLES } from '../../platform/http/read-cache.js';
 import { TEAM_FILTER_NOTE } from '../../platform/http/teams.js';
-import { Assignment, CSV_COLUMNS, MAX_ASSIGNMENTS, PlanningRecord } from './schemas.js';
+import { CSV_COLUMNS, MAX_ASSIGNMENTS, PlanningBody, PlanningRecord } from './schemas.js';
+import { ref } from '../../platform/http/components.js';
 import { assignmentsFromCsv, getPlanning, locate, putPlanning } from './service.js';
 
 const CSV_LAYOUT =
@@ -33,7 +34,7 @@ export async function planningRoutes(fastify: FastifyInstance) {
           driver_id: Type.Optional(ObjectIdString('Keep this driver\'s assignments')),
           vehicle_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
         }),
-        response: { 200: Type.Array(PlanningRecord) },
+        response: { 200: Type.Array(ref(PlanningRecord)) },
       },
     ),
   }, async (req) => getPlanning(ctx.db, req.groupScope!, req.query));
@@ -55,8 +56,8 @@ export async function planningRoutes(fastify: FastifyInstance) {
           format: StringEnum(['json', 'csv'] as const, { default: 'json', description: 'json (default): a JSON array of assignments; csv: a CSV body (layout in the description).' }),
           filename: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Name of the file the planning came from, kept for audit.' })),
         }),
-        body: Type.Union([Type.Array(Assignment, { minItems: 1, maxItems: MAX_ASSIGNMENTS }), Type.String({ description: 'The CSV file (format=csv).' })]),
-        response: { 200: Type.Array(PlanningRecord) },
+        body: ref(PlanningBody),
+        response: { 200: Type.Array(ref(PlanningRecord)) },
       },
     ),
   }, async (req) => {

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { groupRoles } from '../../platform/http/access.js';
 import { GroupId, GroupParams, Nullable, ObjectIdString, StringEnum } from '../../platform/http/params.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
+import { ref } from '../../platform/http/components.js';
 import { DriverVersion, GROUP_BY, RatingBody, RatingRecord, RatingsAnswer } from './schemas.js';
 import { getDriverRating, listRatings, putDriverRating, type RatingCaller } from './service.js';
 
@@ -42,7 +43,7 @@ export async function ratingRoutes(fastify: FastifyInstance) {
       {
         params: DriverRatingParams,
         querystring: Type.Object({ driver_version: DriverVersion }),
-        response: { 200: Nullable(RatingRecord) },
+        response: { 200: Nullable(ref(RatingRecord)) },
       },
     ),
   }, async (req) => getDriverRating(ctx.db, caller(req), req.params.driver_id, req.query.driver_version));
@@ -50,7 +51,7 @@ export async function ratingRoutes(fastify: FastifyInstance) {
   app.put('/groups/:group_id/drivers/:driver_id/ratings', {
     schema: op(
       { operationId: 'putDriverRating', summary: 'A driver rates a version of the driver application (creates or replaces their rating)', tags: ['ratings', 'device-api'], access: groupRoles(['driver'], 'PutDriverRatingRoleRequired', 'device'), documents: INTERNAL, errors: own },
-      { params: DriverRatingParams, body: RatingBody, response: { 200: RatingRecord } },
+      { params: DriverRatingParams, body: ref(RatingBody), response: { 200: ref(RatingRecord) } },
     ),
   }, async (req) => putDriverRating(ctx, caller(req), req.params.driver_id, req.body));
 }
