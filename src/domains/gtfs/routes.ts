@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { ADMIN, ALL_ROLES, groupRoles, publicAccess } from '../../platform/http/access.js';
 import { GroupId, GroupParams, Nullable } from '../../platform/http/params.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
+import { ref } from '../../platform/http/components.js';
 import { importGtfs } from './import/importer.js';
 import { CalendarRecord, GtfsId, GtfsImportResult, GtfsVersionRecord } from './schemas.js';
 import { getCalendar, listCalendars, listVersions, publishGtfs, requireVersion } from './service.js';
@@ -59,7 +60,7 @@ export async function gtfsRoutes(fastify: FastifyInstance) {
         params: GroupParams,
         querystring: Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A name for the version (default: the form\'s name field, the file name, or feed_info\'s feed_version).' })) }),
         body: UPLOAD_BODY,
-        response: { 201: GtfsImportResult },
+        response: { 201: ref(GtfsImportResult) },
       },
     ),
   }, async (req, reply) => {
@@ -76,14 +77,14 @@ export async function gtfsRoutes(fastify: FastifyInstance) {
   app.get('/groups/:group_id/gtfs', {
     schema: op(
       { operationId: 'listGtfsVersions', summary: 'The GTFS versions of the group, latest import first', tags: ['gtfs'], access: groupRoles(ALL_ROLES, 'ListGtfsRoleRequired', 'read'), documents: INTERNAL },
-      { params: GroupParams, response: { 200: Type.Array(GtfsVersionRecord) } },
+      { params: GroupParams, response: { 200: Type.Array(ref(GtfsVersionRecord)) } },
     ),
   }, async (req) => listVersions(ctx.db, req.params.group_id));
 
   app.get('/groups/:group_id/gtfs/:gtfs_id', {
     schema: op(
       { operationId: 'getGtfsVersion', summary: 'One GTFS version of the group', tags: ['gtfs'], access: groupRoles(ALL_ROLES, 'GetGtfsRoleRequired', 'read'), documents: INTERNAL, errors: gtfsNotFound },
-      { params: VersionParams, response: { 200: GtfsVersionRecord } },
+      { params: VersionParams, response: { 200: ref(GtfsVersionRecord) } },
     ),
   }, async (req) => requireVersion(ctx.db, req.params.group_id, req.params.gtfs_id));
 
@@ -94,7 +95,7 @@ export async function gtfsRoutes(fastify: FastifyInstance) {
         description:
           'The version becomes the published GTFS now; its publication_date is now. Earlier versions stay readable. The version in force on a service date is the one published last on or before that date (dates of publication in the group\'s time zone; before the first publication, the first published version). Publishing the version already published changes nothing; publishing an earlier version again adds a publication (the past keeps its versions). Rail station links are re-flagged (is_orphan) against the new version.',
       },
-      { params: VersionParams, response: { 200: GtfsVersionRecord } },
+      { params: VersionParams, response: { 200: ref(GtfsVersionRecord) } },
     ),
   }, async (req) => publishGtfs(ctx, req.params.group_id, req.params.gtfs_id, req.principal?.userId ?? null));
 
@@ -105,7 +106,7 @@ export async function gtfsRoutes(fastify: FastifyInstance) {
         errors: { 422: { InvalidGTFSId: 'gtfs_id names no GTFS version of the group' } },
         description: 'Every service_id of calendar.txt and calendar_dates.txt, by service_id. `published` as gtfs_id reads the version published now.',
       },
-      { params: CalendarParams, response: { 200: Type.Array(CalendarRecord) } },
+      { params: CalendarParams, response: { 200: Type.Array(ref(CalendarRecord)) } },
     ),
   }, async (req) => listCalendars(ctx.db, req.params.group_id, req.params.gtfs_id));
 
@@ -116,7 +117,7 @@ export async function gtfsRoutes(fastify: FastifyInstance) {
         errors: { 404: { GtfsCalendarNotFound: 'gtfs_id names no GTFS version of the group' } },
         description: 'The calendar of service_id, or `null` when the version (which exists) has no such service.',
       },
-      { params: Type.Object({ group_id: GroupId, gtfs_id: GtfsId, service_id: Type.String({ minLength: 1, maxLength: 255 }) }), response: { 200: Nullable(CalendarRecord) } },
+      { params: Type.Object({ group_id: GroupId, gtfs_id: GtfsId, service_id: Type.String({ minLength: 1, maxLength: 255 }) }), response: { 200: Nullable(ref(CalendarRecord)) } },
     ),
   }, async (req) => getCalendar(ctx.db, req.params.group_id, req.params.gtfs_id, req.params.service_id));
 }

@@ -6,6 +6,7 @@ import { GroupId, GroupParams } from '../../../platform/http/params.js';
 import { DEFAULT_LIMIT, decodeCursor, page } from '../../../platform/http/paging.js';
 import { Paging } from '../../../platform/http/periods.js';
 import { INTERNAL, PUBLIC, op } from '../../../platform/http/route.js';
+import { ref } from '../../../platform/http/components.js';
 import { CreateRailStationLink, RailStation, RailStationLink, StationId } from './schemas.js';
 import { createLink, deleteLink, getStation, listLinks, searchStations } from './service.js';
 
@@ -24,7 +25,7 @@ export async function railRoutes(fastify: FastifyInstance) {
       },
       {
         querystring: Type.Object({ q: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Part of the name, or the whole code.' })), ...Paging }),
-        response: { 200: Type.Array(RailStation) },
+        response: { 200: Type.Array(ref(RailStation)) },
       },
     ),
   }, async (req, reply) => {
@@ -36,14 +37,14 @@ export async function railRoutes(fastify: FastifyInstance) {
   app.get('/rail-stations/:station_id', {
     schema: op(
       { operationId: 'getRailStation', summary: 'One station of the rail-station referential', tags: ['rail'], access: publicAccess(), documents: PUBLIC, errors: { 404: { RailStationNotFound: 'no station has this station_id' } } },
-      { params: Type.Object({ station_id: StationId }), response: { 200: RailStation } },
+      { params: Type.Object({ station_id: StationId }), response: { 200: ref(RailStation) } },
     ),
   }, async (req) => getStation(ctx.db, req.params.station_id));
 
   app.get('/groups/:group_id/rail/station-links', {
     schema: op(
       { operationId: 'listRailStationLinks', summary: 'Links of network stops to rail stations', tags: ['rail'], access: groupRoles(ALL_ROLES, 'ListRailStationLinksRoleRequired', 'read', RAIL), documents: PUBLIC, description: 'By stop_id. is_orphan: the stop is absent from the GTFS published now.' },
-      { params: GroupParams, response: { 200: Type.Array(RailStationLink) } },
+      { params: GroupParams, response: { 200: Type.Array(ref(RailStationLink)) } },
     ),
   }, async (req) => listLinks(ctx.db, req.params.group_id));
 
@@ -54,7 +55,7 @@ export async function railRoutes(fastify: FastifyInstance) {
         errors: { 409: { RailStationLinkExists: 'the stop is already linked to this station' } },
         description: 'The station must be in the referential (422 otherwise). A stop absent from the published GTFS is accepted and flagged is_orphan. A stop may be linked to several stations.',
       },
-      { params: GroupParams, body: CreateRailStationLink, response: { 201: RailStationLink } },
+      { params: GroupParams, body: ref(CreateRailStationLink), response: { 201: ref(RailStationLink) } },
     ),
   }, async (req, reply) => reply.status(201).send(await createLink(ctx, req.params.group_id, req.body)));
 
