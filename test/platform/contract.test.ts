@@ -36,12 +36,6 @@ const NOT_YET_NAMED: readonly string[] = [
   'GET /api/v4/groups/{group_id}/gtfs-rt/trip-modifications',
   'GET /api/v4/groups/{group_id}/gtfs-rt/trip-updates',
   'GET /api/v4/groups/{group_id}/gtfs-rt/vehicle-positions',
-  'GET /api/v4/groups/{group_id}/live-map/network',
-  'GET /api/v4/groups/{group_id}/live-map/vehicles',
-  'GET /api/v4/groups/{group_id}/notifications/sms-count',
-  'GET /api/v4/groups/{group_id}/stats/predictions',
-  'GET /api/v4/groups/{group_id}/schedule',
-  'POST /api/v4/groups/{group_id}/notifications/sms',
 ];
 
 const isNamed = (s: Schema | undefined): boolean => {

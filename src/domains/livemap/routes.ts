@@ -11,6 +11,7 @@ import { Type } from 'typebox';
 import { OFFICE, groupRoles } from '../../platform/http/access.js';
 import { DateEither, GroupParams, isoDate } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
+import { ref } from '../../platform/http/components.js';
 import { NetworkMap, VehicleOnDuty } from './schemas.js';
 import { mapDate, networkMap, vehiclesOnDuty } from './service.js';
 
@@ -35,7 +36,7 @@ export async function liveMapRoutes(fastify: FastifyInstance) {
         access: groupRoles(OFFICE, 'LiveMapRoleRequired', 'read'), documents: INTERNAL,
         description: 'For the live network page (/live): the routes of the GTFS version in force on the date (default: the current service date of the group, the previous one before 03:00), each with every distinct shape of its trips, and the stops (location_type 0).',
       },
-      { params: GroupParams, querystring: Type.Object({ date: Type.Optional(DateEither('The service date (default: the current one).')) }), response: { 200: NetworkMap } },
+      { params: GroupParams, querystring: Type.Object({ date: Type.Optional(DateEither('The service date (default: the current one).')) }), response: { 200: ref(NetworkMap) } },
     ),
   }, async (req) => networkMap(ctx.db, req.groupScope!, req.query.date ? isoDate(req.query.date) : mapDate(ctx.clock.now(), req.groupScope!.timezone)));
 
@@ -49,7 +50,7 @@ export async function liveMapRoutes(fastify: FastifyInstance) {
           'Team scope: a duty is listed when its vehicle\'s or its driver\'s teams meet the caller\'s; the other of the two, when the caller does not see it, by id only (`driver_name` or `fleet_number` null).',
         ].join('\n\n'),
       },
-      { params: GroupParams, response: { 200: Type.Array(VehicleOnDuty) } },
+      { params: GroupParams, response: { 200: Type.Array(ref(VehicleOnDuty)) } },
     ),
   }, async (req) => vehiclesOnDuty(ctx.db, req.groupScope!, ctx.clock.now()));
 }

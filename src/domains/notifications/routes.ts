@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { DISPATCH, RS1, groupRoles } from '../../platform/http/access.js';
 import { GroupParams, Period } from '../../platform/http/params.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
+import { ref } from '../../platform/http/components.js';
 import { SmsBody, SmsCount, SmsRecord } from './schemas.js';
 import { countSms, sendSms } from './service.js';
 
@@ -21,7 +22,7 @@ export async function notificationRoutes(fastify: FastifyInstance) {
         tags: ['notifications'], access: groupRoles(DISPATCH, 'SendSmsRoleRequired', 'write'), documents: INTERNAL,
         errors: { 403: { ForbiddenDifferentTeam: 'the device belongs to no team of the caller' }, 502: { SmsNotSent: 'the transport refused the SMS; it is recorded as failed and the body carries it in `notification`' } },
       },
-      { params: GroupParams, body: SmsBody, response: { 201: SmsRecord } },
+      { params: GroupParams, body: ref(SmsBody), response: { 201: ref(SmsRecord) } },
     ),
   }, async (req, reply) => reply.status(201).send(await sendSms(ctx, req.groupScope!, req.body, { by: req.principal!.userId })));
 
@@ -46,7 +47,7 @@ export async function notificationRoutes(fastify: FastifyInstance) {
           'x-svc-api-lazy-loading-router': Type.Optional(Type.String()),
           'user-agent': Type.Optional(Type.String()),
         }),
-        response: { 200: SmsCount },
+        response: { 200: ref(SmsCount) },
       },
     ),
   }, async (req) => countSms(ctx.db, req.groupScope!, req.query));

@@ -20,7 +20,7 @@ interface SmsRow {
   message: string;
   device_id: string | null;
   gtfs_id: string | null;
-  transport: string;
+  transport: SmsRecord['transport'];
   status: SmsRecord['status'];
   error: string | null;
   provider_message_id: string | null;

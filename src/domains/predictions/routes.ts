@@ -10,6 +10,7 @@ import { errors } from '../../platform/http/errors.js';
 import { GroupParams, Nullable } from '../../platform/http/params.js';
 import { PeriodQuery } from '../../platform/http/periods.js';
 import { PUBLIC, op } from '../../platform/http/route.js';
+import { component, ref } from '../../platform/http/components.js';
 import { period } from '../../platform/time.js';
 import { COMPLETE_BIN_SAMPLES, HORIZON_BANDS, WINDOW_MINUTES, predictionStats } from './samples.js';
 
@@ -55,25 +56,28 @@ const figureProps = {
   wobble_pairs: Type.Integer({ description: 'Pairs of successive samples of the same trip and stop.' }),
   median_wobble_seconds: Nullable(Type.Number({ description: 'Median of |difference of the predicted arrivals| over the pairs (s).' })),
 };
-const Band = Type.Object(
+const Band = component('PredictionFiguresOfHorizon', Type.Object(
   {
-    from_minutes: Type.Integer({ description: 'Lower bound of T, minutes (inclusive).' }),
-    to_minutes: Type.Integer({ description: 'Upper bound of T, minutes (exclusive).' }),
+    from_minutes: Type.Integer({ minimum: 0, description: 'Lower bound of T, minutes (inclusive).' }),
+    to_minutes: Type.Integer({ minimum: 0, description: 'Upper bound of T, minutes (exclusive).' }),
     ...figureProps,
   },
-  { additionalProperties: false },
-);
-const Figures = { ...figureProps, by_horizon: Type.Array(Band, { description: `By horizon band: ${HORIZON_BANDS.map(([a, b]) => `${a}–${b}`).join(', ')} minutes.` }) };
-export const PredictionStats = Type.Object(
+  { additionalProperties: false, description: 'The prediction figures of the samples whose horizon T lies in a band.' },
+));
+const Figures = { ...figureProps, by_horizon: Type.Array(ref(Band), { description: `By horizon band: ${HORIZON_BANDS.map(([a, b]) => `${a}–${b}`).join(', ')} minutes.` }) };
+const Total = component('PredictionFigures', Type.Object(Figures, { additionalProperties: false, description: 'Accuracy, completeness and wobble of the predictions over a set of samples, and by horizon band.' }));
+const OfDay = component('PredictionFiguresOfDay', Type.Object({ service_date: Type.String({ format: 'date', description: 'YYYY-MM-DD.' }), ...Figures }, { additionalProperties: false, description: 'The prediction figures of one service date.' }));
+const OfRoute = component('PredictionFiguresOfRoute', Type.Object({ route_id: Type.String({ description: 'GTFS route_id.' }), ...Figures }, { additionalProperties: false, description: 'The prediction figures of one route.' }));
+export const PredictionStats = component('PredictionStats', Type.Object(
   {
-    start_date: Type.String({ description: 'First service date, YYYY-MM-DD.' }),
-    end_date: Type.String({ description: 'Last service date, YYYY-MM-DD.' }),
-    total: Type.Object(Figures, { additionalProperties: false, description: 'Over the whole period.' }),
-    by_day: Type.Array(Type.Object({ service_date: Type.String({ description: 'YYYY-MM-DD.' }), ...Figures }, { additionalProperties: false }), { description: 'Per service date with samples scored, in order.' }),
-    by_route: Type.Array(Type.Object({ route_id: Type.String({ description: 'GTFS route_id.' }), ...Figures }, { additionalProperties: false }), { description: 'Per route with samples scored, by route_id.' }),
+    start_date: Type.String({ format: 'date', description: 'First service date, YYYY-MM-DD.' }),
+    end_date: Type.String({ format: 'date', description: 'Last service date, YYYY-MM-DD.' }),
+    total: ref(Total),
+    by_day: Type.Array(ref(OfDay), { description: 'Per service date with samples scored, in order.' }),
+    by_route: Type.Array(ref(OfRoute), { description: 'Per route with samples scored, by route_id.' }),
   },
-  { additionalProperties: false, title: 'PredictionStats', description: 'The Cal-ITP Trip Updates metrics of the predictions published (see the operation).' },
-);
+  { additionalProperties: false, title: 'PredictionStats', description: 'The Cal-ITP Trip Updates metrics of the predictions published (see the operation); total is over the whole period.' },
+));
 
 export async function predictionRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -88,7 +92,7 @@ export async function predictionRoutes(fastify: FastifyInstance) {
           PREDICTION_DEFINITIONS,
         ].join('\n\n'),
       },
-      { params: GroupParams, querystring: Type.Object({ ...PeriodQuery }), response: { 200: PredictionStats } },
+      { params: GroupParams, querystring: Type.Object({ ...PeriodQuery }), response: { 200: ref(PredictionStats) } },
     ),
   }, async (req) => {
     const scope = req.groupScope!;

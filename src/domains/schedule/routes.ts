@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { ALL_ROLES, groupRoles } from '../../platform/http/access.js';
 import { DateEither, GroupParams, isoDate } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
+import { ref } from '../../platform/http/components.js';
 import { ServiceDaySchedule } from './schemas.js';
 import { scheduleOfDay, windowOf } from './service.js';
 
@@ -38,7 +39,7 @@ export async function scheduleRoutes(fastify: FastifyInstance) {
           to: Type.Optional(GtfsTime('Only the trips started at or before this time')),
           include_shapes: Type.Optional(Type.Boolean({ default: true, description: 'false leaves the shapes out.' })),
         }),
-        response: { 200: ServiceDaySchedule },
+        response: { 200: ref(ServiceDaySchedule) },
       },
     ),
   }, async (req) => {
