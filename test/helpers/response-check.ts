@@ -7,7 +7,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ajvFormats } from '../../src/platform/http/params.js';
 
 export interface ResponseMismatch {
@@ -51,27 +51,42 @@ export function checkResponses(app: FastifyInstance): void {
     if (!v) compiled.set(schema, (v = ajv.compile(schema)));
     return v;
   };
-  app.addHook('preSerialization', async (req, reply, payload) => {
+  const check = (req: FastifyRequest, reply: FastifyReply, value: () => unknown): void => {
     const response = (reply.routeOptions.schema as { response?: ResponseSchemas } | undefined)?.response;
-    if (!response || payload === null && reply.statusCode === 204) return payload;
+    if (!response) return;
     const request = `${req.method} ${req.url}`;
     const schema = schemaFor(response, reply.statusCode);
     if (schema === undefined) {
       mismatches.push({ request, status: reply.statusCode, errors: [`status ${reply.statusCode} is not documented`] });
-      return payload;
+      return;
     }
-    if (schema === null) return payload;
-    let value: unknown;
+    if (schema === null) return;
+    let v: unknown;
     try {
-      value = JSON.parse(JSON.stringify(payload));
+      v = value();
     } catch {
-      return payload;
+      return;
     }
     const validate = validator(schema);
-    if (!validate(value)) {
+    if (!validate(v)) {
       const errors = (validate.errors ?? []).slice(0, 10).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword} ${JSON.stringify(e.params)}`);
       mismatches.push({ request, status: reply.statusCode, errors });
     }
+  };
+  // An answer given as an object: checked before the serializer.
+  const checked = new WeakSet<FastifyReply>();
+  app.addHook('preSerialization', async (req, reply, payload) => {
+    checked.add(reply);
+    if (payload === null && reply.statusCode === 204) return payload;
+    check(req, reply, () => JSON.parse(JSON.stringify(payload)));
+    return payload;
+  });
+  // A JSON answer the handler wrote itself (the feeds' ?format=json): checked as sent.
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (checked.has(reply) || reply.statusCode < 200 || reply.statusCode >= 300) return payload;
+    if (!String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return payload;
+    if (typeof payload === 'string' && payload !== '') check(req, reply, () => JSON.parse(payload));
+    else if (Buffer.isBuffer(payload) && payload.length > 0) check(req, reply, () => JSON.parse(payload.toString('utf8')));
     return payload;
   });
 }

@@ -21,22 +21,13 @@ beforeAll(async () => {
       app.get('/probe/wrong-type', { schema }, async () => ({ a: 1 }) as never);
       app.get('/probe/extra', { schema }, async () => ({ a: 'x', b: 2 }) as never);
       app.get('/probe/status', { schema }, async (_req, reply) => reply.status(201 as 200).send({ a: 'x' }));
+      // A JSON answer the handler writes itself (as the feeds' ?format=json), checked as sent.
+      app.get('/probe/written', { schema }, async (_req, reply) => reply.type('application/json').send(Buffer.from('{"a":"x","b":2}') as never));
     },
   });
   internal = (await inject(t, { url: '/api/v4/openapi/internal.json' })).json;
 });
 afterAll(async () => t?.close());
-
-/**
- * The operations whose JSON bodies (request, or a 2xx answer) are still inline schemas. Shrink it:
- * an operation converted to components leaves the list (the test fails while it is listed).
- */
-const NOT_YET_NAMED: readonly string[] = [
-  'GET /api/v4/groups/{group_id}/gtfs-rt/alerts',
-  'GET /api/v4/groups/{group_id}/gtfs-rt/trip-modifications',
-  'GET /api/v4/groups/{group_id}/gtfs-rt/trip-updates',
-  'GET /api/v4/groups/{group_id}/gtfs-rt/vehicle-positions',
-];
 
 const isNamed = (s: Schema | undefined): boolean => {
   if (!s) return true;
@@ -61,14 +52,15 @@ function inlineBodies(doc: Doc): string[] {
 }
 
 describe('the contract', () => {
-  it('records an answer its documented schema does not describe: a wrong type, an undocumented field, an undocumented status', async () => {
+  it('records an answer its documented schema does not describe: a wrong type, an undocumented field, an undocumented status, a JSON text the handler wrote', async () => {
     takeMismatches();
-    for (const p of ['good', 'wrong-type', 'extra', 'status']) expect((await inject(t, { url: `/probe/${p}` })).status).toBeLessThan(300);
+    for (const p of ['good', 'wrong-type', 'extra', 'status', 'written']) expect((await inject(t, { url: `/probe/${p}` })).status).toBeLessThan(300);
     const found = takeMismatches();
-    expect(found.map((m) => m.request)).toEqual(['GET /probe/wrong-type', 'GET /probe/extra', 'GET /probe/status']);
+    expect(found.map((m) => m.request)).toEqual(['GET /probe/wrong-type', 'GET /probe/extra', 'GET /probe/status', 'GET /probe/written']);
     expect(found[0]!.errors.join()).toContain('/a must be string');
     expect(found[1]!.errors.join()).toContain('additionalProperty');
     expect(found[2]!.errors.join()).toContain('status 201 is not documented');
+    expect(found[3]!.errors.join()).toContain('additionalProperty');
   });
 
   it('documents the device items as a union told apart by type, each item closed with its fields', () => {
@@ -91,8 +83,20 @@ describe('the contract', () => {
     expect(s['TripEventItem']!['properties'].event.enum).toEqual(['stop_passed', 'departure', 'arrival', 'state_change']);
   });
 
-  it('names the JSON bodies of every operation as components (or arrays of them), but the listed ones not yet converted', () => {
-    expect(inlineBodies(internal)).toEqual([...NOT_YET_NAMED].sort());
+  it('names the JSON bodies of every operation as components (or arrays of them)', () => {
+    expect(inlineBodies(internal)).toEqual([]);
+  });
+
+  it('documents the GTFS-Realtime JSON form after the official proto: one closed record per message, enums by name', () => {
+    const s = internal.components.schemas;
+    const json = internal.paths['/api/v4/groups/{group_id}/gtfs-rt/trip-updates']!['get']!['responses']['200'].content['application/json'].schema;
+    expect(json).toEqual({ $ref: '#/components/schemas/GtfsRtFeedMessage' });
+    for (const m of ['GtfsRtFeedMessage', 'GtfsRtFeedEntity', 'GtfsRtTripUpdate', 'GtfsRtVehiclePosition', 'GtfsRtAlert', 'GtfsRtTripModifications', 'GtfsRtShape', 'GtfsRtStop']) {
+      expect(s[m]!['additionalProperties'], m).toBe(false);
+    }
+    expect(s['GtfsRtFeedEntity']!['properties'].tripUpdate.allOf).toEqual([{ $ref: '#/components/schemas/GtfsRtTripUpdate' }]);
+    expect(s['GtfsRtFeedHeader']!['required']).toEqual(['gtfsRealtimeVersion']);
+    expect(s['GtfsRtTripDescriptor']!['properties'].scheduleRelationship.enum).toContain('CANCELED');
   });
 
   it('documents in each document only the components its operations use', async () => {

@@ -8,6 +8,8 @@ import { sendOutput, type FeedCache } from '../cache.js';
 import { BLOCK_HORIZON_SECONDS } from '../../predictions/service.js';
 import { PAST_TRIP_SECONDS } from '../network.js';
 import { buildFeed, feedAsJson, type FeedName } from './feeds.js';
+import { GtfsRtFeedMessage } from './schemas.js';
+import { ref } from '../../../platform/http/components.js';
 
 const ABOUT: Record<FeedName, { operationId: string; summary: string; description: string }> = {
   'trip-updates': {
@@ -71,7 +73,7 @@ export function gtfsRtRoutes(fastify: FastifyInstance, cache: FeedCache) {
           response: {
             200: {
               description: 'The feed message',
-              content: { 'application/x-protobuf': { schema: Type.String({ format: 'binary' }) }, 'application/json': { schema: Type.Object({}, { additionalProperties: true }) } },
+              content: { 'application/x-protobuf': { schema: Type.String({ format: 'binary' }) }, 'application/json': { schema: ref(GtfsRtFeedMessage) } },
             },
             304: { description: 'Not Modified: the client holds the current content', type: 'null' },
           },
