@@ -1,13 +1,14 @@
 // View 5: punctuality and predictions over a chosen period (GET stats/trip-tracking and
 // stats/predictions), by day and route, as charts; each chart's numbers downloadable as CSV.
-import { api } from './api';
+import { client, group, ok, type Answer } from './api';
 import { chart } from './charts';
 import type { Store } from './store';
 import { csv, downloadLink, h } from './util';
 
 type Row = Record<string, number | string | null>;
-interface TrackingStats { total: Row; by_day: Row[]; by_route: Row[] }
-interface PredictionStats { total: Row & { by_horizon: Row[] }; by_day: Row[]; by_route: Row[] }
+// As the document gives them; the panels read the fields they chart by name.
+type TrackingStats = Answer<'/api/v4/groups/{group_id}/stats/trip-tracking'>;
+type PredictionStats = Answer<'/api/v4/groups/{group_id}/stats/predictions'>;
 
 const addDays = (iso: string, n: number) => new Date(Date.parse(`${iso}T12:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
@@ -41,10 +42,13 @@ export class Dashboard {
   }
 
   async load(): Promise<void> {
-    const q = `?start_date=${this.start}&end_date=${this.end}`;
+    const params = { path: group(), query: { start_date: this.start, end_date: this.end } };
     this.body.replaceChildren(h('p', {}, 'Loading…'));
     try {
-      [this.tracking, this.predictions] = await Promise.all([api<TrackingStats>(`/stats/trip-tracking${q}`), api<PredictionStats>(`/stats/predictions${q}`)]);
+      [this.tracking, this.predictions] = await Promise.all([
+        ok(client.GET('/api/v4/groups/{group_id}/stats/trip-tracking', { params })),
+        ok(client.GET('/api/v4/groups/{group_id}/stats/predictions', { params })),
+      ]);
     } catch (err) {
       this.body.replaceChildren(h('p', { class: 'error', role: 'alert' }, err instanceof Error ? err.message : String(err)));
       return;
@@ -86,17 +90,17 @@ export class Dashboard {
         this.panel('delays', 'Delay distribution by route (seconds)', delays, (el) => chart(el, 'Delay percentiles p50, p90 and p95 by route, in seconds.', {
           tooltip: { trigger: 'axis' }, legend: {}, grid: { left: 50, right: 10, bottom: 30, top: 35 },
           xAxis: { type: 'category', data: routes }, yAxis: { type: 'value', name: 's' },
-          series: ['p50', 'p90', 'p95'].map((k) => ({ name: k, type: 'bar', data: t.by_route.map((r) => r[`${k}_delay_seconds`]) })),
+          series: (['p50', 'p90', 'p95'] as const).map((k) => ({ name: k, type: 'bar', data: t.by_route.map((r) => r[`${k}_delay_seconds`]) })),
         })),
         this.panel('km', 'Kilometres driven against planned, by day', km, (el) => chart(el, 'Planned kilometres (tk), driven (vk) and recorded commercial kilometres, by day.', {
           tooltip: { trigger: 'axis' }, legend: {}, grid: { left: 55, right: 10, bottom: 30, top: 35 },
           xAxis: { type: 'category', data: days }, yAxis: { type: 'value', name: 'km' },
-          series: [['tk', 'planned (tk)'], ['vk', 'driven (vk)'], ['recorded_commercial_km', 'commercial']].map(([k, n]) => ({ name: n, type: 'bar', data: t.by_day.map((d) => d[k!]) })),
+          series: ([['tk', 'planned (tk)'], ['vk', 'driven (vk)'], ['recorded_commercial_km', 'commercial']] as const).map(([k, n]) => ({ name: n, type: 'bar', data: t.by_day.map((d) => d[k]) })),
         })),
         this.panel('prediction-accuracy', 'Prediction accuracy by horizon (%)', acc, (el) => chart(el, 'Share of predictions accurate, early and late, by horizon band before the arrival, in percent.', {
           tooltip: { trigger: 'axis' }, legend: {}, grid: { left: 45, right: 10, bottom: 30, top: 35 },
           xAxis: { type: 'category', data: horizon.map(band), name: 'horizon' }, yAxis: { type: 'value', max: 100, name: '%' },
-          series: [['accuracy_percent', 'accurate', '#1a8a3a'], ['early_percent', 'early', '#1f6fd1'], ['late_percent', 'late', '#d9480f']].map(([k, n, c]) => ({ name: n, type: 'bar', stack: 'p', data: horizon.map((b) => b[k!]), itemStyle: { color: c } })),
+          series: ([['accuracy_percent', 'accurate', '#1a8a3a'], ['early_percent', 'early', '#1f6fd1'], ['late_percent', 'late', '#d9480f']] as const).map(([k, n, c]) => ({ name: n, type: 'bar', stack: 'p', data: horizon.map((b) => b[k]), itemStyle: { color: c } })),
         })),
       ),
     );

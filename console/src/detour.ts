@@ -4,16 +4,19 @@
 // kind detour for a date range (PUT trip-updates). GTFS-Realtime TripModifications and SIRI carry
 // it at the next refresh. Dispatch roles only (the API refuses the others).
 import { Map as MapLibre, NavigationControl, type GeoJSONSource, type GeoJSONSourceSpecification, type MapMouseEvent } from 'maplibre-gl';
-import { api, canAct, currentSession, newId } from './api';
+import { canAct, client, currentSession, group, newId, ok, type Answer } from './api';
 import type { Store } from './store';
 import { clock, h } from './util';
 
-interface StopOfTrip { stop_id: string; stop_sequence: number; stop_name: string | null; scheduled_at: string | null; status: string }
-interface Trip { id: string; service_date: string; start_time: string | null; formatted_name: string; route: { id: string } | null; delay: StopOfTrip[] }
+type TripAnswer = Answer<'/api/v4/groups/{group_id}/trips/{trip_id}'>;
+/** A stop of the GTFS trip (the stops an update adds have no stop_sequence: not offered here). */
+type StopOfTrip = Extract<TripAnswer['delay'][number], { stop_sequence: number }>;
+type Trip = Omit<TripAnswer, 'delay'> & { delay: StopOfTrip[] };
+const scheduledStop = (s: TripAnswer['delay'][number]): s is StopOfTrip => 'stop_sequence' in s && typeof s.stop_sequence === 'number';
 
 type Data = Exclude<GeoJSONSourceSpecification['data'], string>;
 const fc = (features: unknown[]) => ({ type: 'FeatureCollection', features }) as unknown as Data;
-const line = (coords: [number, number][]) => ({ type: 'Feature', properties: {}, geometry: { type: 'LineString', coordinates: coords } });
+const line = (coords: number[][]) => ({ type: 'Feature', properties: {}, geometry: { type: 'LineString', coordinates: coords } });
 const point = (c: [number, number], props: Record<string, unknown>) => ({ type: 'Feature', properties: props, geometry: { type: 'Point', coordinates: c } });
 
 export class DetourEditor {
@@ -37,9 +40,9 @@ export class DetourEditor {
       return;
     }
     this.root.replaceChildren(h('p', {}, `Loading trip ${tripId}…`));
-    const trip = await api<Trip>(`/trips/${encodeURIComponent(tripId)}?date=${date}`);
-    this.trip = trip;
-    const stops = trip.delay;
+    const trip = await ok(client.GET('/api/v4/groups/{group_id}/trips/{trip_id}', { params: { path: { ...group(), trip_id: tripId }, query: { date } } }));
+    this.trip = { ...trip, delay: trip.delay.filter(scheduledStop) };
+    const stops = this.trip.delay;
     this.from = stops[Math.min(1, stops.length - 1)]?.stop_sequence ?? 0;
     this.to = stops[Math.min(4, stops.length - 1)]?.stop_sequence ?? 0;
     this.render();
@@ -173,11 +176,11 @@ export class DetourEditor {
     result.textContent = 'Publishing…';
     try {
       const frequency = this.store.trips.filter((x) => x.id === t.id).length > 1;
-      await api('/trip-updates', { method: 'PUT', body: {
+      await ok(client.PUT('/api/v4/groups/{group_id}/trip-updates', { params: { path: group() }, body: {
         update_id: newId('console-detour'), kind: 'detour', trip_id: t.id, ...(frequency && t.start_time ? { start_time: t.start_time } : {}), start_date: start, end_date: end,
         detour: { name: name || 'Detour', shape: this.path(), skipped_stops: skipped.map((s) => ({ stop_sequence: s })), added_stops: [] },
-        ...(header ? { message: { header, severity: 'warning' } } : {}),
-      } });
+        ...(header ? { message: { header, severity: 'warning' as const, cause: 'UNKNOWN_CAUSE' as const } } : {}),
+      } }));
       result.textContent = `Detour published for ${start}${end !== start ? ` to ${end}` : ''}: ${skipped.length} stop(s) left out.`;
       void this.store.refreshTrips().catch(() => {});
     } catch (err) {

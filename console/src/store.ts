@@ -1,21 +1,14 @@
 // What several views share: the network of the day, the vehicles on duty, today's trips, the
 // fleet's teams; refreshed from the documented endpoints and from the live stream.
-import { api } from './api';
+import { client, group, ok, type Answer, type Schemas } from './api';
 import type { Envelope, LiveStream } from './stream';
 import { debounce, setTimezone } from './util';
 
-export interface RouteInfo { route_id: string; short_name: string | null; long_name: string | null; color: string | null; text_color: string | null; shapes: [number, number][][] }
-export interface Network { gtfs_id: string | null; service_date: string; timezone: string; routes: RouteInfo[]; stops: { stop_id: string; name: string | null; lat: number; lon: number }[] }
-export interface VehicleOnDuty {
-  duty_id: string; device_id: string; vehicle_id: string; fleet_number: string | null; driver_id: string; driver_name: string | null; signed_on_at: string;
-  position: { lat: number; lon: number; bearing: number | null; speed_kmh: number | null; at: string | null } | null;
-  trip: { trip_id: string; service_date: string; start_time: string | null; route_id: string | null; route_short_name: string | null; route_color: string | null; headsign: string | null; delay_seconds: number | null; last_stop_sequence: number | null; last_event: string | null } | null;
-}
-export interface TripItem {
-  kind: 'recorded' | 'scheduled'; id: string; service_date: string; start_time: string | null; route_id: string | null; headsign: string | null; direction_id: number | null; block_id: string | null;
-  departure_time: string | null; arrival_time: string | null; status: string; delay_seconds: number | null; started_at: string | null; ended_at: string | null;
-  recorded_stops: number; planned_stops: number; vehicle_ids: string[]; driver_ids: string[]; device_ids: string[];
-}
+// The records as the document gives them (a drift fails the type check).
+export type Network = Answer<'/api/v4/groups/{group_id}/live-map/network'>;
+export type RouteInfo = Network['routes'][number];
+export type VehicleOnDuty = Answer<'/api/v4/groups/{group_id}/live-map/vehicles'>[number];
+export type TripItem = Schemas['TripOfDay'];
 
 type Listener = () => void;
 
@@ -44,7 +37,7 @@ export class Store {
   }
 
   async load(): Promise<void> {
-    this.network = await api<Network>('/live-map/network');
+    this.network = await ok(client.GET('/api/v4/groups/{group_id}/live-map/network', { params: { path: group() } }));
     setTimezone(this.network.timezone);
     this.routes = new Map(this.network.routes.map((r) => [r.route_id, r]));
     await Promise.all([this.refreshVehicles(), this.refreshTrips(), this.loadTeams()]);
@@ -55,9 +48,9 @@ export class Store {
   private async loadTeams(): Promise<void> {
     // Readable by every office role; a role that may not list drivers still filters by vehicle teams.
     const [teams, vehicles, drivers] = await Promise.all([
-      api<{ team_id: string; name: string }[]>('/teams').catch(() => []),
-      api<{ id: string; teams: string[] }[]>('/vehicles').catch(() => []),
-      api<{ id: string; teams: string[] }[]>('/drivers').catch(() => []),
+      ok(client.GET('/api/v4/groups/{group_id}/teams', { params: { path: group() } })).catch(() => []),
+      ok(client.GET('/api/v4/groups/{group_id}/vehicles', { params: { path: group() } })).catch(() => []),
+      ok(client.GET('/api/v4/groups/{group_id}/drivers', { params: { path: group(), query: { archived: false } } })).catch(() => []),
     ]);
     this.teams = teams;
     this.vehicleTeams = new Map(vehicles.map((v) => [v.id, v.teams]));
@@ -72,7 +65,7 @@ export class Store {
   }
 
   async refreshVehicles(): Promise<void> {
-    const list = await api<VehicleOnDuty[]>('/live-map/vehicles');
+    const list = await ok(client.GET('/api/v4/groups/{group_id}/live-map/vehicles', { params: { path: group() } }));
     const seen = new Set<string>();
     for (const v of list) {
       seen.add(v.device_id);
@@ -86,7 +79,7 @@ export class Store {
   }
 
   async refreshTrips(): Promise<void> {
-    this.trips = await api<TripItem[]>(`/trips?date=${this.date.replace(/-/g, '')}`);
+    this.trips = await ok(client.GET('/api/v4/groups/{group_id}/trips', { params: { path: group(), query: { date: this.date.replace(/-/g, '') } } }));
     this.emit('trips');
   }
 

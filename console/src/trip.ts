@@ -3,28 +3,17 @@
 // problems and the updates in force; for the roles that may (admin, operator, regulator), the
 // actions that change what passengers see: cancel the trip, skip a stop, add a message
 // (PUT trip-updates). Other roles see no action; the API refuses them anyway.
-import { api, canAct, currentSession, newId } from './api';
+import { canAct, client, currentSession, group, newId, ok, type Answer, type Schemas } from './api';
 import { chart } from './charts';
 import type { Store } from './store';
 import { clock, delayClass, delayText, h } from './util';
 
-interface StopRow {
-  stop_id: string; stop_sequence: number; stop_name: string | null; scheduled_at: string | null; actual_at: string | null;
-  delay_seconds: number | null; status: string; source: string | null;
-}
-interface Prediction { stop_id: string; stop_sequence: number; arrival_at: string | null; departure_at: string | null; uncertainty_seconds: number | null; basis: string }
-interface Trip {
-  id: string; service_date: string; start_time: string | null; formatted_name: string; status: string; temporality: string; current_delay_seconds: number | null;
-  route: { id: string; color: string | null; short_name: string | null; long_name: string | null } | null;
-  delay: StopRow[]; predictions: Prediction[];
-  vehicles: { id: string; fleet_number: string | null; teams: string[] | null }[];
-  drivers: { id: string; driver_name: string | null; staff_number: string | null }[];
-  devices: { id: string; label: string | null }[];
-  trips: { device_id: string; started_at: string | null; ended_at: string | null }[];
-  updates: { cancelled: boolean; skipped_stops: unknown[]; moved_stops: unknown[]; added_stops: unknown[]; detour: unknown; messages: { header: string; description?: string; severity?: string }[]; applied: { update_id: string; kind: string; start_date: string; end_date: string }[] };
-  problems: Record<string, unknown>;
-  planned: { vehicle_ids: string[]; driver_ids: string[] } | null;
-}
+type TripAnswer = Answer<'/api/v4/groups/{group_id}/trips/{trip_id}'>;
+/** A stop of the GTFS trip; the stops an update adds (no stop_sequence) are told in the updates in force. */
+type StopRow = Extract<TripAnswer['delay'][number], { stop_sequence: number }>;
+type Trip = Omit<TripAnswer, 'delay'> & { delay: StopRow[] };
+const scheduledStop = (s: TripAnswer['delay'][number]): s is StopRow => 'stop_sequence' in s && typeof s.stop_sequence === 'number';
+type TripUpdateBody = Schemas['TripUpdateBody'];
 
 export class TripStory {
   trip: Trip | null = null;
@@ -46,10 +35,10 @@ export class TripStory {
       this.shown = { id: tripId, date };
       this.root.replaceChildren(h('p', {}, `Loading trip ${tripId}…`));
     } else if (!same()) return;
-    const trip = await api<Trip>(`/trips/${encodeURIComponent(tripId)}?date=${date}`);
+    const trip = await ok(client.GET('/api/v4/groups/{group_id}/trips/{trip_id}', { params: { path: { ...group(), trip_id: tripId }, query: { date } } }));
     if (!same()) return;
-    this.trip = trip;
-    this.render(trip);
+    this.trip = { ...trip, delay: trip.delay.filter(scheduledStop) };
+    this.render(this.trip);
   }
 
   private render(t: Trip): void {
@@ -140,12 +129,12 @@ export class TripStory {
       this.notices.set(key, text);
       result.textContent = text;
     };
-    const put = async (kind: string, extra: Record<string, unknown>, what: string) => {
+    const put = async (kind: TripUpdateBody['kind'], extra: Pick<TripUpdateBody, 'stop' | 'message'>, what: string) => {
       say(`${what}…`);
       try {
         // The start time only names a frequency-based instance (several items of the list share its id).
         const frequency = this.store.trips.filter((x) => x.id === t.id).length > 1;
-        await api('/trip-updates', { method: 'PUT', body: { update_id: newId('console'), kind, trip_id: t.id, ...(frequency && t.start_time ? { start_time: t.start_time } : {}), start_date: t.service_date, end_date: t.service_date, ...extra } });
+        await ok(client.PUT('/api/v4/groups/{group_id}/trip-updates', { params: { path: group() }, body: { update_id: newId('console'), kind, trip_id: t.id, ...(frequency && t.start_time ? { start_time: t.start_time } : {}), start_date: t.service_date, end_date: t.service_date, ...extra } }));
         say(`${what}: done.`);
         await this.show(t.id, t.service_date, true);
         void this.store.refreshTrips().catch(() => {});
@@ -173,7 +162,7 @@ export class TripStory {
       h('div', { class: 'action' }, h('a', { href: `#detour/${encodeURIComponent(t.id)}/${t.service_date}`, 'data-action': 'detour' }, 'Draw a detour…')),
       h('form', { class: 'action', onsubmit: (e) => {
         e.preventDefault();
-        void put('message', { message: { header: header.value, ...(description.value ? { description: description.value } : {}), severity: severity.value } }, 'Publish the message');
+        void put('message', { message: { header: header.value, ...(description.value ? { description: description.value } : {}), severity: severity.value as 'info' | 'warning' | 'severe', cause: 'UNKNOWN_CAUSE' } }, 'Publish the message');
       } }, h('label', {}, 'Message ', header), h('label', {}, 'Detail ', description), h('label', {}, 'Severity ', severity), h('button', { type: 'submit', 'data-action': 'message' }, 'Publish the message')),
       result,
     );
