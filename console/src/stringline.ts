@@ -1,30 +1,94 @@
 // View 4: the string-line (time-distance) diagram of a route over a time window: time across,
 // distance along the route down; scheduled trips as thin lines, actual trajectories over them
-// (the passing times at the stops), predictions as dashed continuations. From today's trips
-// (GET trips?date=…) and each trip of the window (GET trips/{trip_id}).
+// (the passing times at the stops), predictions as dashed continuations. A bounded number of reads
+// per redraw, whatever the number of trips:
+// - the schedule: GET schedule?date&route_id&from&to&include_shapes=false (one read: the route's
+//   trips running in the window, their stop times, their stops);
+// - the actual passing times: GET trip-events?start_date&end_date (the day's events, read once
+//   page by page, then only the pages from near the end at each redraw: see Passages);
+// - the predictions: GET gtfs-rt/trip-updates?format=json (one read; an unchanged feed is a 304
+//   the browser answers from its cache).
 //
 // Distance: along each trip's stops (straight lines between consecutive stops of the GTFS), from
 // the terminus of direction 0; a trip of direction 1 is drawn from the other end (total − distance),
 // so both directions share one axis and bunching shows as lines drawing together.
-import { api } from './api';
+import { client, group, ok, type Answer } from './api';
 import { chart } from './charts';
-import type { Store, TripItem } from './store';
-import { clock, h, metres } from './util';
+import type { Store } from './store';
+import { dayStart, gtfsTime } from './servicetime';
+import { clock, h, metres, networkTimezone } from './util';
 
-interface StopTime { stop_id: string; stop_sequence: number; scheduled_at: string | null; actual_at: string | null; status: string }
-interface TripDetail { id: string; direction_id: number | null; delay: StopTime[]; predictions: { stop_sequence: number; arrival_at: string | null; departure_at: string | null }[] }
+type Schedule = Answer<'/api/v4/groups/{group_id}/schedule'>;
+type ScheduleTrip = Schedule['trips'][number];
 
-const MAX_TRIPS = 60;
+/** The part of GTFS-Realtime TripUpdates (protobuf's JSON mapping, camelCase) the diagram reads. */
+interface RtFeed {
+  entity?: {
+    tripUpdate?: {
+      trip: { tripId?: string; startTime?: string; startDate?: string; scheduleRelationship?: string };
+      stopTimeUpdate?: { stopSequence?: number; arrival?: { time?: number }; departure?: { time?: number }; scheduleRelationship?: string }[];
+    };
+  }[];
+}
+
+/** At most this many trips are drawn (the earliest of the window). */
+const MAX_TRIPS = 200;
+const PAGE = 10_000;
+
+/** The key of a trip instance: trip_id, plus the start time for a frequency-based instance. */
+const instanceKey = (tripId: string, startTime: string | null | undefined) => (startTime ? `${tripId}|${startTime}` : tripId);
+
+/**
+ * The actual passing times of the day's trips, from GET trip-events (ordered by event time). The
+ * first read takes every page of the day; later reads start again from the page before the last
+ * one read (its cursor kept), so events that reach the service late (a device's batch sent after
+ * a tunnel) are still seen if they are at most a page (10,000 events) older than the newest.
+ * A stop's passing time is its latest event (departure after arrival).
+ */
+export class Passages {
+  /** instance key → stop_sequence → epoch ms. */
+  byTrip = new Map<string, Map<number, number>>();
+  requests = 0;
+  private resume: string | null = null;
+
+  constructor(readonly date: string) {}
+
+  async refresh(): Promise<void> {
+    let cursor = this.resume;
+    let previous = this.resume;
+    for (;;) {
+      const res = await client.GET('/api/v4/groups/{group_id}/trip-events', { params: { path: group(), query: { start_date: this.date, end_date: this.date, limit: PAGE, ...(cursor ? { cursor } : {}) } } });
+      this.requests++;
+      const r = await ok(Promise.resolve(res));
+      const next = /<[^>]*[?&]cursor=([^&>]+)[^>]*>;\s*rel="next"/.exec(res.response.headers.get('link') ?? '')?.[1] ?? null;
+      for (const e of r) {
+        if (e.stop_sequence === null || !['stop_passed', 'arrival', 'departure'].includes(e.event)) continue;
+        const key = instanceKey(e.trip_id, e.start_time);
+        const stops = this.byTrip.get(key) ?? new Map<number, number>();
+        const at = Date.parse(e.at);
+        if ((stops.get(e.stop_sequence) ?? -Infinity) < at) stops.set(e.stop_sequence, at);
+        this.byTrip.set(key, stops);
+      }
+      if (!next) break;
+      previous = cursor;
+      cursor = decodeURIComponent(next);
+    }
+    // Next time: from the page before the last one read (or from the start of the day).
+    this.resume = previous;
+  }
+}
 
 export class StringLine {
   route = '';
   hours = 2;
   lines = { scheduled: 0, actual: 0, predicted: 0 };
+  /** Requests of the latest redraw (schedule, trip-events pages, GTFS-RT). */
+  requests = 0;
   private mounted = false;
   private box!: HTMLElement;
   private note!: HTMLElement;
   private controls!: HTMLElement;
-  private cache = new Map<string, { at: number; trip: TripDetail }>();
+  private passages: Passages | null = null;
 
   constructor(private root: HTMLElement, private store: Store) {}
 
@@ -63,44 +127,60 @@ export class StringLine {
     return [now - this.hours * 3_600_000, now + 30 * 60_000];
   }
 
-  private async detail(t: TripItem): Promise<TripDetail> {
-    const key = `${t.id}|${t.start_time}`;
-    const hit = this.cache.get(key);
-    // Trips over are read once; the others again after 20 s.
-    if (hit && (['completed', 'partial', 'not_done', 'cancelled'].includes(t.status) || Date.now() - hit.at < 20_000)) return hit.trip;
-    const trip = await api<TripDetail>(`/trips/${encodeURIComponent(t.id)}?date=${t.service_date}`);
-    this.cache.set(key, { at: Date.now(), trip });
-    return trip;
-  }
-
   async draw(): Promise<void> {
     const [from, to] = this.window();
-    const trips = this.store.trips
-      .filter((t) => t.route_id === this.route && t.departure_time && t.arrival_time && Date.parse(t.departure_time) < to && Date.parse(t.arrival_time) > from)
-      .slice(0, MAX_TRIPS);
-    this.note.textContent = `Loading ${trips.length} trips…`;
-    const details: { item: TripItem; trip: TripDetail }[] = [];
-    for (let i = 0; i < trips.length; i += 4) {
-      const batch = trips.slice(i, i + 4);
-      details.push(...(await Promise.all(batch.map(async (item) => ({ item, trip: await this.detail(item) })))));
+    const date = this.store.date;
+    const start = dayStart(date, networkTimezone());
+    if (this.passages?.date !== date) this.passages = new Passages(date);
+    const passages = this.passages;
+    const before = passages.requests;
+    const [schedule, feed] = await Promise.all([
+      ok(client.GET('/api/v4/groups/{group_id}/schedule', { params: { path: group(), query: { date, route_id: this.route, from: gtfsTime((from - start) / 1000), to: gtfsTime((to - start) / 1000), include_shapes: false } } })),
+      ok(client.GET('/api/v4/groups/{group_id}/gtfs-rt/trip-updates', { params: { path: group(), query: { format: 'json' } } })) as Promise<unknown> as Promise<RtFeed>,
+      passages.refresh(),
+    ]);
+    this.requests = 2 + passages.requests - before;
+    const base = Date.parse(schedule.day_start);
+    const trips = schedule.trips.slice(0, MAX_TRIPS);
+    const stops = new Map(schedule.stops.filter((s) => s.lat !== null && s.lon !== null).map((s) => [s.stop_id, [s.lon!, s.lat!] as [number, number]]));
+    // Predictions of the route's trips of the date, by instance.
+    const rtDate = date.replace(/-/g, '');
+    const frequency = new Set(trips.filter((t) => t.frequency).map((t) => t.trip_id));
+    const rt = new Map<string, NonNullable<NonNullable<RtFeed['entity']>[number]['tripUpdate']>>();
+    for (const e of feed.entity ?? []) {
+      const tu = e.tripUpdate;
+      if (!tu?.trip.tripId || (tu.trip.startDate && tu.trip.startDate !== rtDate)) continue;
+      rt.set(instanceKey(tu.trip.tripId, frequency.has(tu.trip.tripId) ? tu.trip.startTime : null), tu);
     }
-    const stops = new Map((this.store.network?.stops ?? []).map((s) => [s.stop_id, [s.lon, s.lat] as [number, number]]));
     const route = this.store.routes.get(this.route);
     const colour = `#${route?.color || '1f3a93'}`;
     const series: object[] = [];
     this.lines = { scheduled: 0, actual: 0, predicted: 0 };
-    for (const { item, trip } of details) {
-      const km = distances(trip.delay, stops, item.direction_id === 1);
-      const sched = trip.delay.filter((s) => s.scheduled_at).map((s) => [Date.parse(s.scheduled_at!), km.get(s.stop_sequence)]);
-      const actual = trip.delay.filter((s) => s.actual_at).map((s) => [Date.parse(s.actual_at!), km.get(s.stop_sequence)]);
-      const pred = trip.predictions.filter((p) => p.arrival_at ?? p.departure_at).map((p) => [Date.parse((p.arrival_at ?? p.departure_at)!), km.get(p.stop_sequence)]);
-      const name = `${item.id}${item.start_time ? ` ${item.start_time.slice(0, 5)}` : ''}`;
-      series.push({ name: `${name} scheduled`, type: 'line', data: sched, symbol: 'none', lineStyle: { width: 1, color: '#9a9a9a' }, z: 1 });
+    let cancelled = 0;
+    for (const trip of trips) {
+      const key = instanceKey(trip.trip_id, trip.frequency ? trip.start_time : null);
+      const st = trip.stop_times;
+      const km = distances(st.stop_id.map((stop_id, i) => ({ stop_id, stop_sequence: st.stop_sequence[i]! })), stops, trip.direction_id === 1);
+      const sched: [number, number | undefined][] = [];
+      st.stop_sequence.forEach((seq, i) => {
+        const s = st.departure[i] ?? st.arrival[i];
+        if (s !== null && s !== undefined) sched.push([base + s * 1000, km.get(seq)]);
+      });
+      const tu = rt.get(key);
+      const isCancelled = tu?.trip.scheduleRelationship === 'CANCELED';
+      const name = `${trip.trip_id} ${trip.start_time.slice(0, 5)}${isCancelled ? ' (cancelled)' : ''}`;
+      series.push({ name: `${name} scheduled`, type: 'line', data: sched, symbol: 'none', lineStyle: { width: 1, color: '#9a9a9a', ...(isCancelled ? { type: 'dotted' } : {}) }, z: 1 });
       this.lines.scheduled++;
+      if (isCancelled) cancelled++;
+      const passed = passages.byTrip.get(key);
+      const actual: [number, number | undefined][] = passed ? [...passed].sort((a, b) => a[0] - b[0]).map(([seq, at]) => [at, km.get(seq)]) : [];
       if (actual.length) {
         series.push({ name: `${name} actual`, type: 'line', data: actual, symbol: 'circle', symbolSize: 3, lineStyle: { width: 2.5, color: colour }, itemStyle: { color: colour }, z: 3 });
         this.lines.actual++;
       }
+      const pred = (isCancelled ? [] : tu?.stopTimeUpdate ?? [])
+        .filter((u) => u.scheduleRelationship !== 'SKIPPED' && u.stopSequence !== undefined && (u.arrival?.time ?? u.departure?.time))
+        .map((u) => [(u.arrival?.time ?? u.departure?.time)! * 1000, km.get(u.stopSequence!)] as [number, number | undefined]);
       if (pred.length) {
         series.push({ name: `${name} predicted`, type: 'line', data: [...actual.slice(-1), ...pred], symbol: 'none', lineStyle: { width: 2, type: 'dashed', color: colour }, z: 2 });
         this.lines.predicted++;
@@ -109,7 +189,9 @@ export class StringLine {
     this.root.dataset['scheduled'] = String(this.lines.scheduled);
     this.root.dataset['actual'] = String(this.lines.actual);
     this.root.dataset['predicted'] = String(this.lines.predicted);
-    this.note.textContent = `Route ${route?.short_name ?? this.route}, ${clock(from)}–${clock(to)}: ${this.lines.scheduled} trips scheduled, ${this.lines.actual} with actual passing times, ${this.lines.predicted} with predictions ahead.`;
+    this.root.dataset['requests'] = String(this.requests);
+    this.note.textContent = `Route ${route?.short_name ?? this.route}, ${clock(from)}–${clock(to)}: ${this.lines.scheduled} trips scheduled${cancelled ? ` (${cancelled} cancelled)` : ''}, ${this.lines.actual} with actual passing times, ${this.lines.predicted} with predictions ahead` +
+      `${schedule.trips.length > trips.length ? ` (the first ${trips.length} of ${schedule.trips.length} drawn)` : ''}.`;
     chart(this.box, `String-line diagram of route ${route?.short_name ?? this.route} from ${clock(from)} to ${clock(to)}: distance along the route down, time across; grey lines scheduled, solid lines actual, dashed lines predicted.`, {
       tooltip: { trigger: 'item', formatter: (p: { seriesName: string; value: [number, number] }) => `${p.seriesName}<br>${clock(p.value[0], true)} · km ${p.value[1]}` },
       grid: { left: 60, right: 20, top: 20, bottom: 40 },
@@ -135,3 +217,5 @@ export function distances(stopsOfTrip: { stop_id: string; stop_sequence: number 
   for (const [seq, m] of cum) out.set(seq, Math.round((reverse ? total - m : m) / 10) / 100);
   return out;
 }
+
+export type { ScheduleTrip };
