@@ -35,18 +35,32 @@ export interface HeadwayFlag {
 const keyOf = (d: ScheduledDeparture) => `${d.route_id}\u0000${d.direction_id ?? ''}`;
 
 export function headwayFlags(schedule: readonly ScheduledDeparture[], running: readonly RunningVehicle[]): HeadwayFlag[] {
-  const departures = new Map<string, number[]>();
+  return flagsOf(departureIndex(schedule), running);
+}
+
+/** The scheduled departures by route and direction, sorted: built once per new list of trips. */
+export type DepartureIndex = Map<string, number[]>;
+
+export function departureIndex(schedule: readonly ScheduledDeparture[]): DepartureIndex {
+  const departures: DepartureIndex = new Map();
   for (const d of schedule) {
-    const list = departures.get(keyOf(d)) ?? [];
+    const key = keyOf(d);
+    let list = departures.get(key);
+    if (!list) departures.set(key, (list = []));
     list.push(d.departure);
-    departures.set(keyOf(d), list);
   }
   for (const list of departures.values()) list.sort((a, b) => a - b);
+  return departures;
+}
+
+/** The flags of the vehicles running now against an index of the schedule (cheap: the vehicles only). */
+export function flagsOf(departures: DepartureIndex, running: readonly RunningVehicle[]): HeadwayFlag[] {
   const groups = new Map<string, RunningVehicle[]>();
   for (const v of running) {
-    const list = groups.get(keyOf(v)) ?? [];
+    const key = keyOf(v);
+    let list = groups.get(key);
+    if (!list) groups.set(key, (list = []));
     list.push(v);
-    groups.set(keyOf(v), list);
   }
   const flags: HeadwayFlag[] = [];
   for (const [key, vehicles] of groups) {
