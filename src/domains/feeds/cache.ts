@@ -19,7 +19,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.js';
-import { networkNow, ScheduleMemo, type NetworkNow } from './network.js';
+import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
+import { networkNow, type NetworkNow } from './network.js';
 
 export interface Output {
   body: Buffer;
@@ -57,7 +58,6 @@ interface GroupFeeds {
 
 export class FeedCache {
   private readonly groups = new Map<string, GroupFeeds>();
-  private readonly memo = new ScheduleMemo();
   private readonly running = new Set<Promise<unknown>>();
   /**
    * Test seam: awaited in the middle of every rebuild (after the trips are read, before the
@@ -100,7 +100,7 @@ export class FeedCache {
         staleVehicleSeconds: this.ctx.config.feeds.staleVehicleSeconds,
         predictions: this.ctx.config.predictions,
         scheduleHorizonSeconds: this.ctx.config.feeds.etHorizonMinutes * 60,
-        memo: this.memo,
+        memo: scheduleMemoOf(this.ctx.db),
         ...(pause ? { pause: () => pause(groupId) } : {}),
       });
       const built = new Map<string, Output>();

@@ -19,7 +19,8 @@
 import type { PredictionsConfig } from '../../config.js';
 import type { Db, Queryable } from '../../platform/db/index.js';
 import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
-import { onServiceDay, shapesOf, storedStopTimes, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint, type StoredStopTimes } from '../gtfs/service-days.js';
+import { ScheduleMemo } from '../gtfs/schedule-memo.js';
+import { onServiceDay, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { concerns, overlayTrip, type TripOverlay } from '../updates/overlay.js';
 import type { Place, TripUpdateRecord } from '../updates/schemas.js';
@@ -125,62 +126,6 @@ export { isoBasic };
 
 /** The id of a place an update serves: its GTFS stop, or a temporary stop named after the update. */
 export const placeId = (p: Place, updateId: string, n: number) => p.stop_id ?? `tmp-${updateId}-${n}`;
-
-/**
- * What a rebuild may keep from the previous ones: the stop times and shapes of a GTFS version
- * never change once imported (a new import is a new gtfs_id), so each rebuild reads only those of
- * the trips new to the feeds. Bounded: emptied when it holds more than MAX_REMEMBERED trips (some 20 stops each: tens of megabytes).
- */
-export class ScheduleMemo {
-  private static readonly MAX_REMEMBERED = 20_000;
-  private static readonly MAX_DAYS = 16;
-  private readonly stopTimes = new Map<string, StoredStopTimes | null>();
-  private readonly shapes = new Map<string, ShapePoint[]>();
-  private readonly days = new Map<string, ServiceDay>();
-
-  /**
-   * The whole schedule of a service date (tripsOnServiceDate): the same for a given GTFS version,
-   * so read once per version and date (the version in force is asked each time: one query).
-   */
-  async dayOf(db: Queryable, groupId: string, timezone: string, date: string): Promise<ServiceDay> {
-    const gtfsId = await versionInForce(db, groupId, date);
-    const key = `${groupId}\n${timezone}\n${gtfsId}\n${date}`;
-    const known = this.days.get(key);
-    if (known) return known;
-    const day = await tripsOnServiceDate(db, groupId, date, gtfsId === null ? {} : { gtfsId });
-    // A few dates per group (yesterday and today): the oldest go.
-    if (this.days.size >= ScheduleMemo.MAX_DAYS) this.days.delete(this.days.keys().next().value!);
-    if (day.timezone === timezone) this.days.set(key, day);
-    return day;
-  }
-
-  async stopTimesOf(db: Queryable, groupId: string, gtfsId: string, tripIds: readonly string[]): Promise<Map<string, StoredStopTimes>> {
-    const key = (t: string) => `${groupId}\n${gtfsId}\n${t}`;
-    const missing = [...new Set(tripIds)].filter((t) => !this.stopTimes.has(key(t)));
-    if (missing.length > 0) {
-      if (this.stopTimes.size + missing.length > ScheduleMemo.MAX_REMEMBERED) this.stopTimes.clear();
-      const read = await storedStopTimes(db, groupId, gtfsId, missing);
-      for (const t of missing) this.stopTimes.set(key(t), read.get(t) ?? null);
-    }
-    const out = new Map<string, StoredStopTimes>();
-    for (const t of tripIds) {
-      const stored = this.stopTimes.get(key(t));
-      if (stored) out.set(t, stored);
-    }
-    return out;
-  }
-
-  async shapesOf(db: Queryable, groupId: string, gtfsId: string, shapeIds: readonly string[]): Promise<Map<string, ShapePoint[]>> {
-    const key = (s: string) => `${groupId}\n${gtfsId}\n${s}`;
-    const missing = [...new Set(shapeIds)].filter((s) => !this.shapes.has(key(s)));
-    if (missing.length > 0) {
-      if (this.shapes.size + missing.length > ScheduleMemo.MAX_REMEMBERED) this.shapes.clear();
-      const read = await shapesOf(db, groupId, gtfsId, missing);
-      for (const s of missing) this.shapes.set(key(s), read.get(s) ?? []);
-    }
-    return new Map(shapeIds.map((s) => [s, this.shapes.get(key(s)) ?? []]));
-  }
-}
 
 /**
  * Reads the network of a group at `now`, set-based: a fixed handful of queries for the whole
