@@ -26,7 +26,9 @@
  * N vehicles, the blocks running at --at first), --period S (15), --keep, --port (0: any),
  * --load sim (the network simulator, src/domains/simulate: provisions, sends each vehicle's
  * morning so far, then runs in real time) or replay (bench/network-replay.ts: the timetable
- * exactly, from the start instant, no backlog).
+ * exactly, from the start instant, no backlog), --cpu-prof DIR (the service of the measured run
+ * under `node --cpu-prof`: its profile is written into DIR when it stops; open it in Chrome's
+ * DevTools, or summarise it with `npx tsx bench/cpu-profile.ts DIR/<file>.cpuprofile`), --help.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -56,8 +58,16 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     port: { type: 'string', default: '0' },
     load: { type: 'string', default: 'sim' },
+    'cpu-prof': { type: 'string' },
+    help: { type: 'boolean', default: false },
   },
 });
+if (args.help) {
+  // The options are described at the top of this file.
+  const text = readFileSync(new URL(import.meta.url), 'utf8');
+  console.log(text.slice(text.indexOf('/**') + 3, text.indexOf('*/')).replace(/^ \* ?/gm, '').trim());
+  process.exit(0);
+}
 const FEED = args.feed!;
 if (FEED !== 'demo' && !(FEED in MTA_FEEDS)) throw new Error(`--feed: demo or one of ${Object.keys(MTA_FEEDS).join(', ')}`);
 const MINUTES = Number(args.minutes);
@@ -118,8 +128,9 @@ const F = {
 let child: ChildProcess | null = null;
 let baseUrl = '';
 
-async function startServer(databaseUrl: string, offsetMs: number): Promise<void> {
-  child = spawn(process.execPath, ['--import', 'tsx', 'bench/network-server.ts'], {
+async function startServer(databaseUrl: string, offsetMs: number, profile = false): Promise<void> {
+  const prof = profile && args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : [];
+  child = spawn(process.execPath, [...prof, '--import', 'tsx', 'bench/network-server.ts'], {
     env: {
       ...process.env, DATABASE_URL: databaseUrl, PORT: args.port, BENCH_CLOCK_OFFSET_MS: String(offsetMs), LOG_LEVEL: 'warn', TRANSIT_OPS_DEMO: '0',
       TRANSIT_OPS_SUPERUSER_EMAIL: ADMIN.email, TRANSIT_OPS_SUPERUSER_PASSWORD: ADMIN.password,
@@ -523,7 +534,7 @@ async function main() {
     await stopServer();
     const offset = peak.toMillis() - Date.now();
     const now = () => Date.now() + offset;
-    await startServer(urlOf(database), offset);
+    await startServer(urlOf(database), offset, true);
     await login();
     simulator.setBaseUrl(baseUrl);
     if (simulator.start) {
