@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ScheduledStopTime, ScheduledTrip } from '../../src/domains/gtfs/service-days.js';
-import { computeTrip, pickInstance, type DutyRow, type Recorded } from '../../src/domains/trips/tracking/compute.js';
+import { Itinerary } from '../../src/domains/trips/passages.js';
+import { computeTrip, pickInstance, type DutyRow, type PositionRow, type Recorded, type TripMemo } from '../../src/domains/trips/tracking/compute.js';
+import { scenario } from '../helpers/tracks.js';
 
 const T0 = Date.parse('2026-03-02T07:00:00Z');
 const at = (min: number, s = 0) => new Date(T0 + min * 60_000 + s * 1000);
@@ -65,5 +67,30 @@ describe('computeTrip (pure)', () => {
     expect(pickInstance([a, b], 300)).toBe(a);
     expect(pickInstance([a, b], null)).toBe(a);
     expect(pickInstance([], 200)).toBeUndefined();
+  });
+
+  it('incremental: a trip computed after each new report with its memo gives what a computation from nothing gives, also when a late fix lands in the middle', () => {
+    for (const seed of [1, 2, 3]) {
+      for (const name of ['line', 'terminalLoop'] as const) {
+        const tr = scenario(name, seed);
+        const stops = tr.stops.map((st, k) => ({ ...stop(k + 1, st.lat, k * 5, k * 5), stop_lon: st.lon }));
+        const shape = tr.shape.map((p, i) => ({ sequence: i + 1, lat: p.lat, lon: p.lon, dist_traveled: null }));
+        const itinerary = new Itinerary(shape.map((p) => [p.lon, p.lat] as [number, number]), shape[0]!.lat);
+        // Every 7th fix invalid; a second device joins for the last fixes (kilometres per device).
+        const all: PositionRow[] = tr.fixes.map((f, i) => ({ device_id: i > tr.fixes.length - 6 ? 'D2' : 'D1', at: f.at, lat: f.lat, lon: f.lon, gps_valid: i % 7 !== 3, start_time: null }));
+        // Fix 10 arrives late: it is missing from the rounds until the one after fix 20.
+        const late = all[10]!;
+        const memo: TripMemo = {};
+        for (let n = 1; n <= all.length; n++) {
+          const positions = all.slice(0, n).filter((p) => p !== late || n > 20);
+          const rec: Recorded = { ...empty, positions };
+          const sched = { gtfsId: 'v1', trip: TRIP, stops, shape };
+          const incremental = computeTrip(rec, { ...sched, itinerary }, DUTIES, memo);
+          const fromNothing = computeTrip(rec, sched, DUTIES);
+          expect(incremental, `${name} seed ${seed} after ${n} fixes`).toEqual(fromNothing);
+        }
+        expect(memo.valid!.progress.length).toBe(all.filter((p) => p.gps_valid).length);
+      }
+    }
   });
 });

@@ -168,11 +168,43 @@ export interface Progress {
   y: number;
 }
 
-/** The progress of each fix (in time order) along the itinerary. */
-export function progressOf(it: Itinerary, fixes: readonly Fix[]): Progress[] {
-  const out: Progress[] = [];
+/**
+ * What progressOf computed for a track on one itinerary, kept between two computations of the
+ * same trip (tracking rounds): a track grows by its new fixes, and the progress of a fix depends
+ * only on the fixes before it, so only the fixes after the part already seen are projected.
+ */
+export interface ProgressMemo {
+  at: number[];
+  lat: number[];
+  lon: number[];
+  progress: Progress[];
+}
+
+export const emptyProgressMemo = (): ProgressMemo => ({ at: [], lat: [], lon: [], progress: [] });
+
+/**
+ * The progress of each fix (in time order) along the itinerary. With `memo` (of this itinerary):
+ * the fixes it holds at the start of `fixes` keep their progress, the others are projected, and
+ * the memo then holds `fixes`. The answer is the same as without (a fix arrived late, in the
+ * middle of the track, means projecting again from there).
+ */
+export function progressOf(it: Itinerary, fixes: readonly Fix[], memo?: ProgressMemo): Progress[] {
+  let known = 0;
+  if (memo) {
+    const max = Math.min(memo.progress.length, fixes.length);
+    while (known < max && memo.at[known] === fixes[known]!.at.getTime() && memo.lat[known] === fixes[known]!.lat && memo.lon[known] === fixes[known]!.lon) known++;
+  }
+  const out: Progress[] = memo ? memo.progress.slice(0, known) : [];
   let prev: { along: number; t: number } | null = null;
-  for (const f of fixes) {
+  for (let j = known - 1; j >= 0; j--) {
+    const a = out[j]!.along;
+    if (a !== null) {
+      prev = { along: a, t: memo!.at[j]! };
+      break;
+    }
+  }
+  for (let i = known; i < fixes.length; i++) {
+    const f = fixes[i]!;
     const [x, y] = it.local(f.lon, f.lat);
     const t = f.at.getTime();
     let best: Candidate | null = null;
@@ -184,6 +216,15 @@ export function progressOf(it: Itinerary, fixes: readonly Fix[]): Progress[] {
     const on = best !== null && best.dist <= OFF_ITINERARY_M;
     out.push({ along: on ? best!.along : null, dist: best?.dist ?? Infinity, x, y });
     if (on) prev = { along: best!.along, t };
+  }
+  if (memo) {
+    memo.at.length = memo.lat.length = memo.lon.length = known;
+    for (let i = known; i < fixes.length; i++) {
+      memo.at.push(fixes[i]!.at.getTime());
+      memo.lat.push(fixes[i]!.lat);
+      memo.lon.push(fixes[i]!.lon);
+    }
+    memo.progress = out;
   }
   return out;
 }
@@ -245,8 +286,9 @@ function crossing(a: readonly (number | null)[], t: readonly number[], level: nu
  * Arrival and departure at each stop from the fixes (valid, in time order) of a trip: see the
  * top of the file. Stops without progress get nothing.
  */
-export function stopTimes(it: Itinerary, stops: readonly { stop_lat: number | null; stop_lon: number | null }[], fixes: readonly Fix[], progress = progressOf(it, fixes)): StopTimes[] {
-  const along = stopProgress(it, stops);
+export function stopTimes(
+  it: Itinerary, stops: readonly { stop_lat: number | null; stop_lon: number | null }[], fixes: readonly Fix[], progress = progressOf(it, fixes), along = stopProgress(it, stops),
+): StopTimes[] {
   const a = progress.map((p) => p.along);
   const t = fixes.map((f) => f.at.getTime());
   const out: StopTimes[] = [];
@@ -297,8 +339,10 @@ const ALONG = (p: Progress) => p.along!;
  * The kilometres of a trip from its positions (in time order; consecutive per device) and its
  * itinerary (see the top of the file; the fields are defined in tracking.ts).
  */
-export function kilometres(line: readonly LonLat[], positions: readonly KmFix[]): Kilometres {
-  const it = new Itinerary(line, line[0]?.[1] ?? positions[0]?.lat ?? 45);
+export function kilometres(line: readonly LonLat[], positions: readonly KmFix[], o: { itinerary?: Itinerary; memo?: Map<string, ProgressMemo> } = {}): Kilometres {
+  // `o.itinerary`: the one of `line` already made (a line of fewer than two points has none: its
+  // local metres are taken around the first position).
+  const it = o.itinerary && line.length >= 2 ? o.itinerary : new Itinerary(line, line[0]?.[1] ?? positions[0]?.lat ?? 45);
   const tk = it.usable ? it.length : null;
   let vk = 0;
   let reliable = 0;
@@ -306,8 +350,9 @@ export function kilometres(line: readonly LonLat[], positions: readonly KmFix[])
   let commercial = 0;
   const byDevice = new Map<string, KmFix[]>();
   for (const p of positions) (byDevice.get(p.device_id) ?? byDevice.set(p.device_id, []).get(p.device_id)!).push(p);
-  for (const track of byDevice.values()) {
-    const prog: Progress[] = it.usable ? progressOf(it, track) : track.map((f) => ({ along: null, dist: Infinity, ...xy(it, f) }));
+  for (const [device, track] of byDevice) {
+    const memo = o.memo && it.usable ? (o.memo.get(device) ?? o.memo.set(device, emptyProgressMemo()).get(device)!) : undefined;
+    const prog: Progress[] = it.usable ? progressOf(it, track, memo) : track.map((f) => ({ along: null, dist: Infinity, ...xy(it, f) }));
     const half = KM_MEDIAN_OF >> 1;
     let anchorProgress: number | null = null;
     let anchor: [number, number] | null = null;

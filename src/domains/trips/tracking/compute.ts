@@ -5,7 +5,7 @@
  * computeTrip for each, and writes the results set-based.
  */
 import type { ScheduledStopTime, ScheduledTrip, ShapePoint } from '../../gtfs/service-days.js';
-import { Itinerary, kilometres, progressOf, stopTimes, type Crossing, type Kilometres, type LonLat } from '../passages.js';
+import { emptyProgressMemo, Itinerary, kilometres, progressOf, stopProgress, stopTimes, type Crossing, type Kilometres, type LonLat, type ProgressMemo } from '../passages.js';
 
 export interface EventRow {
   device_id: string;
@@ -67,6 +67,23 @@ export interface Schedule {
   trip: ScheduledTrip | undefined;
   stops: readonly ScheduledStopTime[];
   shape: readonly ShapePoint[];
+  /** The itinerary of `shape` already made (shared by the trips of one shape); made here when absent. */
+  itinerary?: Itinerary;
+}
+
+/**
+ * What the computation of a trip keeps for its next computation (incremental, tracking rounds):
+ * the itinerary it was made on, the progress of its stops, and the progress of the fixes already
+ * projected (those of the passages, and each device's track for the kilometres). A new
+ * computation projects only the fixes not seen yet; the result is the same as from nothing.
+ * Made empty (`{}`) by the caller, kept per trip; an itinerary or stops that differ reset it.
+ */
+export interface TripMemo {
+  it?: Itinerary;
+  stopsKey?: string;
+  along?: (number | null)[];
+  valid?: ProgressMemo;
+  km?: Map<string, ProgressMemo>;
 }
 
 /** A stop's passing time (actual_at) with the report it came from. */
@@ -149,7 +166,7 @@ export function pickInstance(instances: readonly ScheduledTrip[], start: number 
  * `duties`: the duties of the reporting devices (any superset: each report takes the duty open on
  * its device at its time).
  */
-export function computeTrip(rec: Recorded, sched: Schedule, duties: readonly DutyRow[]): TripResult | null {
+export function computeTrip(rec: Recorded, sched: Schedule, duties: readonly DutyRow[], memo?: TripMemo): TripResult | null {
   const { events, positions, runs, counts } = rec;
   const reportTimes = [...events.map((e) => e.at), ...positions.map((p) => p.at), ...runs.map((r) => r.at), ...counts.map((c) => c.at)];
   if (reportTimes.length === 0) return null;
@@ -165,8 +182,22 @@ export function computeTrip(rec: Recorded, sched: Schedule, duties: readonly Dut
     mine.find((d) => d.device_id === deviceId && d.signed_on_at <= at && (d.signed_off_at === null || d.signed_off_at > at)) ?? null;
 
   const line = shape.length >= 2 ? shape.map((p) => [p.lon, p.lat] as LonLat) : stopLine(stops);
-  const passages = matchStops(stops, events, positions, line);
-  const km = kilometres(line, positions);
+  // One itinerary for the passages and the kilometres (a line of fewer than two points has none).
+  const it = line.length < 2 ? undefined : shape.length >= 2 && sched.itinerary ? sched.itinerary : new Itinerary(line, line[0]![1]);
+  let m: Required<TripMemo> | undefined;
+  if (memo && it) {
+    const stopsKey = stops.map((s) => `${s.stop_lat},${s.stop_lon}`).join(';');
+    if (memo.it !== it || memo.stopsKey !== stopsKey) {
+      memo.it = it;
+      memo.stopsKey = stopsKey;
+      memo.along = stopProgress(it, stops);
+      memo.valid = emptyProgressMemo();
+      memo.km = new Map();
+    }
+    m = memo as Required<TripMemo>;
+  }
+  const passages = matchStops(stops, events, positions, line, it && { it, along: m?.along, memo: m?.valid });
+  const km = kilometres(line, positions, it ? { itinerary: it, ...(m ? { memo: m.km } : {}) } : {});
 
   // Passenger counts per call: by stop_sequence, else the first call of the stop_id.
   const doors = new Map<number, { in: number[]; out: number[] }>();
@@ -270,7 +301,10 @@ export function computeTrip(rec: Recorded, sched: Schedule, duties: readonly Dut
  * Arrival, departure and passing time of each stop (see the rules at the top of ../tracking.ts),
  * by stop_sequence; `line` is the trip's itinerary (shape, else the line through the stops).
  */
-export function matchStops(stops: readonly ScheduledStopTime[], events: readonly EventRow[], positions: readonly PositionRow[], line: readonly LonLat[]): Map<number, StopPassage> {
+export function matchStops(
+  stops: readonly ScheduledStopTime[], events: readonly EventRow[], positions: readonly PositionRow[], line: readonly LonLat[],
+  made?: { it: Itinerary; along: (number | null)[] | undefined; memo: ProgressMemo | undefined },
+): Map<number, StopPassage> {
   const bySeq = new Map<number, { arrival?: EventRow; departure?: EventRow; passed?: EventRow }>();
   let lastSeq = -Infinity;
   for (const e of events) {
@@ -288,8 +322,9 @@ export function matchStops(stops: readonly ScheduledStopTime[], events: readonly
     else slot.passed ??= e;
   }
   const valid = positions.filter((p) => p.gps_valid);
-  const it = new Itinerary(line, line[0]?.[1] ?? valid[0]?.lat ?? 45);
-  const fromPositions = it.usable && valid.length > 0 ? stopTimes(it, stops, valid, progressOf(it, valid)) : [];
+  // `made`: the itinerary of `line` made already, the progress of the stops and of the fixes seen before (computeTrip).
+  const it = made?.it ?? new Itinerary(line, line[0]?.[1] ?? valid[0]?.lat ?? 45);
+  const fromPositions = it.usable && valid.length > 0 ? stopTimes(it, stops, valid, progressOf(it, valid, made?.memo), made?.along ?? stopProgress(it, stops)) : [];
   const byEvent = (e: EventRow): Passage => ({ at: e.at, source: 'event', device_id: e.device_id, lat: e.lat, lon: e.lon, gps_valid: e.gps_valid });
   const byFix = (c: Crossing): Passage => {
     const p = valid[c.index]!;

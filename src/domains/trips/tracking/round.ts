@@ -4,8 +4,9 @@
  *
  * - per group and service date: the trips of the date the round names (tripsOnServiceDate: the
  *   group's time zone, the version in force, the trips);
- * - their stop times and shapes, only for the trips and shapes not yet in the schedule cache (a
- *   GTFS version is never changed once imported, so what was read of it stays true);
+ * - their stop times and shapes, only for the trips and shapes not yet in the schedule memo
+ *   (gtfs/schedule-memo.ts, shared with the passenger feeds: a GTFS version is never changed
+ *   once imported, so what was read of it stays true);
  * - per group: the trip events, positions, trip runs and passenger counts of all the round's
  *   trips, one statement each, bounded to the service dates' windows (reportWindow) so
  *   PostgreSQL reads only the partitions that can hold them; the duties of all their devices;
@@ -15,9 +16,12 @@
  *   arrays through unnest; a stop row that did not change is not rewritten), and the dirty marks
  *   the round read cleared unless a newer report marked the trip again meanwhile.
  */
-import type { Db, Queryable } from '../../../platform/db/index.js';
-import { onServiceDay, shapesOf, storedStopTimes, tripsOnServiceDate, type ScheduledTrip, type ShapePoint, type StoredStopTimes } from '../../gtfs/service-days.js';
-import { computeTrip, pickInstance, reportedStart, type CountRow, type DutyRow, type EventRow, type PositionRow, type Recorded, type RunRow, type TripResult } from './compute.js';
+import type { Db } from '../../../platform/db/index.js';
+import { slices } from '../../../platform/slices.js';
+import { scheduleMemoOf } from '../../gtfs/schedule-memo.js';
+import { onServiceDay, tripsOnServiceDate, type ScheduledTrip, type ShapePoint, type StoredStopTimes } from '../../gtfs/service-days.js';
+import { Itinerary, type LonLat } from '../passages.js';
+import { computeTrip, pickInstance, reportedStart, type CountRow, type DutyRow, type EventRow, type PositionRow, type Recorded, type RunRow, type TripMemo, type TripResult } from './compute.js';
 
 /** Reports of a service date are read from this long before the start of its service day, in hours. */
 export const WINDOW_BEFORE_HOURS = 1;
@@ -49,44 +53,46 @@ export interface Mark extends TripKey {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The schedule cache: stop times and shapes by group, version and id.
+// What a round keeps for the next (incremental computation): per trip, the progress of the fixes
+// already projected onto its itinerary (compute.ts, TripMemo); per shape, its itinerary.
 
-const CACHE_MAX = 50_000;
+/** Trips whose computation is kept (those in progress; an ended trip's is dropped), and itineraries. */
+const MAX_TRIP_MEMOS = 8_000;
+const MAX_ITINERARIES = 5_000;
 
-class ScheduleCache {
-  readonly stopTimes = new Map<string, StoredStopTimes | null>();
-  readonly shapes = new Map<string, ShapePoint[]>();
+class TrackingMemo {
+  private readonly trips = new Map<string, TripMemo>();
+  private readonly itineraries = new Map<string, Itinerary>();
 
-  async stopTimesOf(db: Queryable, groupId: string, gtfsId: string, tripIds: readonly string[]): Promise<Map<string, StoredStopTimes>> {
-    const key = (t: string) => `${groupId}\n${gtfsId}\n${t}`;
-    const missing = [...new Set(tripIds)].filter((t) => !this.stopTimes.has(key(t)));
-    if (missing.length > 0) {
-      if (this.stopTimes.size + missing.length > CACHE_MAX) this.stopTimes.clear();
-      const read = await storedStopTimes(db, groupId, gtfsId, missing);
-      for (const t of missing) this.stopTimes.set(key(t), read.get(t) ?? null);
-    }
-    const out = new Map<string, StoredStopTimes>();
-    for (const t of tripIds) {
-      const stored = this.stopTimes.get(key(t));
-      if (stored) out.set(t, stored);
-    }
-    return out;
+  /** The memo of a trip, most recently used last (the least recent go first). */
+  trip(k: TripKey): TripMemo {
+    const key = `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
+    const m = this.trips.get(key) ?? {};
+    this.trips.delete(key);
+    this.trips.set(key, m);
+    if (this.trips.size > MAX_TRIP_MEMOS) this.trips.delete(this.trips.keys().next().value!);
+    return m;
   }
 
-  async shapesOf(db: Queryable, groupId: string, gtfsId: string, shapeIds: readonly string[]): Promise<Map<string, ShapePoint[]>> {
-    const key = (s: string) => `${groupId}\n${gtfsId}\n${s}`;
-    const missing = [...new Set(shapeIds)].filter((s) => !this.shapes.has(key(s)));
-    if (missing.length > 0) {
-      if (this.shapes.size + missing.length > CACHE_MAX / 10) this.shapes.clear();
-      const read = await shapesOf(db, groupId, gtfsId, missing);
-      for (const s of missing) this.shapes.set(key(s), read.get(s) ?? []);
+  forget(k: TripKey): void {
+    this.trips.delete(`${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`);
+  }
+
+  /** The itinerary of a shape of a version (immutable, like the shape). */
+  itinerary(groupId: string, gtfsId: string, shapeId: string, shape: readonly ShapePoint[]): Itinerary | undefined {
+    if (shape.length < 2) return undefined;
+    const key = `${groupId}\n${gtfsId}\n${shapeId}`;
+    let it = this.itineraries.get(key);
+    if (!it) {
+      if (this.itineraries.size >= MAX_ITINERARIES) this.itineraries.clear();
+      this.itineraries.set(key, (it = new Itinerary(shape.map((p) => [p.lon, p.lat] as LonLat), shape[0]!.lat)));
     }
-    return new Map(shapeIds.map((s) => [s, this.shapes.get(key(s)) ?? []]));
+    return it;
   }
 }
 
-const caches = new WeakMap<Db, ScheduleCache>();
-const cacheOf = (db: Db) => caches.get(db) ?? caches.set(db, new ScheduleCache()).get(db)!;
+const memos = new WeakMap<Db, TrackingMemo>();
+const memoOf = (db: Db) => memos.get(db) ?? memos.set(db, new TrackingMemo()).get(db)!;
 
 // ---------------------------------------------------------------------------------------------
 // The round.
@@ -112,7 +118,8 @@ export async function recomputeTrips(db: Db, keys: readonly TripKey[], marks: re
 }
 
 async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[]): Promise<{ key: TripKey; result: TripResult | null }[]> {
-  const cache = cacheOf(db);
+  const cache = scheduleMemoOf(db);
+  const memo = memoOf(db);
   const byDate = groupBy(keys, (k) => k.service_date);
   // The schedule of each date: the instances of the round's trips, the version, the window.
   const days = new Map<string, { gtfsId: string | null; dayStart: Date; instances: Map<string, ScheduledTrip[]>; window: { from: Date; until: Date } }>();
@@ -197,7 +204,13 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[]): 
   );
   const dutiesOf = groupBy(duties, (d) => d.device_id);
 
-  return keys.map((k) => {
+  // The computation of a whole network's trips is seconds of JavaScript: given in slices, so the
+  // requests waiting (feeds answered from memory, device batches) are answered between two.
+  const turn = slices();
+  const out: { key: TripKey; result: TripResult | null }[] = [];
+  for (const k of keys) {
+    const wait = turn();
+    if (wait) await wait;
     const key = k2(k.service_date, k.trip_id);
     const day = days.get(k.service_date)!;
     const trip = instanceOf.get(key);
@@ -206,8 +219,13 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[]): 
     const shape = trip?.shape_id && day.gtfsId ? (shapes.get(day.gtfsId)?.get(trip.shape_id) ?? []) : [];
     const rec = recorded.get(key)!;
     const mine = [...new Set([...rec.events, ...rec.positions, ...rec.runs, ...rec.counts].map((x) => x.device_id))].flatMap((d) => dutiesOf.get(d) ?? []);
-    return { key: k, result: computeTrip(rec, { gtfsId: day.gtfsId, trip, stops, shape }, mine) };
-  });
+    const itinerary = trip?.shape_id && day.gtfsId ? memo.itinerary(groupId, day.gtfsId, trip.shape_id, shape) : undefined;
+    const result = computeTrip(rec, { gtfsId: day.gtfsId, trip, stops, shape, ...(itinerary ? { itinerary } : {}) }, mine, memo.trip(k));
+    // A trip over (trip_end reported) or with nothing recorded is not computed again soon: its memo goes.
+    if (!result || result.end_reported) memo.forget(k);
+    out.push({ key: k, result });
+  }
+  return out;
 }
 
 /** A PostgreSQL array literal of texts (each element quoted), for text[] columns passed through unnest. */
