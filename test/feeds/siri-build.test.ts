@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { DateTime } from 'luxon';
+import { fragment } from 'xmlbuilder2';
 import { describe, expect, it } from 'vitest';
 import { siriTime } from '../../src/domains/feeds/siri/build.js';
 
@@ -46,5 +48,26 @@ describe('a network-size EstimatedTimetable', () => {
     expect(doc.match(/<EstimatedCall>/g)).toHaveLength(450 * 3);
     expect(doc).toContain('<DestinationName>Gare &amp; Lac &lt;Nord&gt;</DestinationName>');
     expect(doc).not.toContain('<!--');
+    // What identifies its content (the ETag) is the hash of the document without its production times.
+    const { contentOf, estimatedTimetableOutput } = await import('../../src/domains/feeds/siri/build.js');
+    const out = (await estimatedTimetableOutput(net, 'g'))!;
+    expect(out.body.toString('utf8')).toBe(doc);
+    expect(out.fingerprint.toString('hex')).toBe(createHash('sha256').update(contentOf(doc, net)).digest('hex'));
+  });
+
+  it('its journeys written as text are what xmlbuilder2 writes from the same objects, hostile texts included', async () => {
+    const { xmlText } = await import('../../src/domains/feeds/siri/build.js');
+    const texts = ['', 'plain', 'Gare & Lac <Nord>', 'a &amp; b', '&foo; &#65; &#x42; &#;', '"quoted" \'single\'', 'tab\tline\nbreak', '\u0001 control', 'émoji 🚌', '&&amp;&lt;'];
+    const objects = [
+      ...texts.map((t) => ({ A: t })),
+      { A: { B: [], C: undefined, D: 0, E: false, F: true, G: 40.712776 } },
+      { A: { B: [{ C: 'x' }, { C: '' }, 'y'], D: {} } },
+      { A: [{ B: texts.join('|') }, 'z'] },
+    ];
+    for (const o of objects) {
+      const [name, value] = Object.entries(o)[0]!;
+      const truth = fragment().ele(JSON.parse(JSON.stringify(o)) as object).end({ prettyPrint: false });
+      expect(xmlText(name, value as never), JSON.stringify(o)).toBe(truth);
+    }
   });
 });

@@ -18,6 +18,7 @@
  */
 import type { PredictionsConfig } from '../../config.js';
 import type { Db, Queryable } from '../../platform/db/index.js';
+import { slices } from '../../platform/slices.js';
 import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
 import { ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { onServiceDay, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint } from '../gtfs/service-days.js';
@@ -226,7 +227,12 @@ async function tripsOf(
   if (gtfsId === null) return [];
   // What can be decided from the schedule alone, before any stop time is read.
   const kept: { trip: ScheduledTrip; mine: TripUpdateRecord[]; delay: ObservedDelay | null; prediction: TripPrediction | null }[] = [];
+  // A network's thousands of trips in slices: the feed requests waiting are answered between two
+  // (from the last snapshot: a rebuild never holds them).
+  const turn = slices();
   for (const [instance, trip] of found) {
+    const wait = turn();
+    if (wait) await wait;
     const mine = updates.filter((u) => concerns(u, trip));
     const delay = delays.get(instance) ?? delays.get(instanceKey(trip.trip_id, null)) ?? null;
     // predictTrips predicts timetable trips only (a frequency trip's instances share its trip_id).
@@ -241,6 +247,8 @@ async function tripsOf(
   const dayStart = serviceDayStart(date, tz);
   const out: (Omit<FeedTrip, 'shape'> & { shape_id: string | null })[] = [];
   for (const { trip, mine, delay, prediction } of kept) {
+    const wait = turn();
+    if (wait) await wait;
     const st = stored.get(trip.trip_id);
     const stops = st ? onServiceDay(st, dayStart, trip.frequency ? trip.start_time : undefined) : [];
     const overlay = overlayTrip(mine, stops);

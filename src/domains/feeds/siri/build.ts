@@ -5,7 +5,9 @@
  * frequency instance) framed by its service date (DataFrameRef), StopPointRef = stop_id (a
  * temporary stop: `tmp-<update_id>-<n>`), VehicleRef = vehicle_id, SituationNumber = update_id.
  */
-import { create, fragment } from 'xmlbuilder2';
+import { createHash } from 'node:crypto';
+import { create } from 'xmlbuilder2';
+import { slices } from '../../../platform/slices.js';
 import { addDays, isoWithOffset, serviceDayStart } from '../../../platform/time.js';
 import type { RouteInfo, StopInfo } from '../../gtfs/service-days.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
@@ -89,6 +91,14 @@ function estimatedCall(c: Call, order: number, tz: string): Node {
  * GTFS-Realtime's), of the stops passed the observed ones.
  */
 export async function estimatedTimetable(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): Promise<string | null> {
+  return (await estimatedTimetableOutput(net, producer, o))?.body.toString('utf8') ?? null;
+}
+
+/**
+ * The EstimatedTimetable as the feed cache keeps it: the document's bytes, and what identifies
+ * its content (the hash of contentOf(document), made as it is written); null: no journey.
+ */
+export async function estimatedTimetableOutput(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): Promise<{ body: Buffer; fingerprint: Buffer } | null> {
   const tz = net.timezone;
   const situations = new Set(alertUpdates(net).map((u) => u.update_id));
   const journey = (ft: FeedTrip): Node => {
@@ -108,15 +118,13 @@ export async function estimatedTimetable(net: NetworkNow, producer: string, o: {
   const trips = net.trips.filter((ft) => o.lineRef === undefined || ft.trip.route_id === o.lineRef);
   // The SIRI 2.1 schema wants at least one journey in a delivery: none, no document (the route answers 204).
   if (trips.length === 0) return null;
-  // A city's timetable is tens of megabytes of XML: its journeys are written a chunk at a time,
-  // the event loop free between two chunks (feed requests are answered meanwhile), then put in
-  // place of a marker in the document; the text is the same as written in one piece.
-  const journeys: string[] = [];
-  for (let i = 0; i < trips.length; i += JOURNEYS_PER_CHUNK) {
-    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-    for (const ft of trips.slice(i, i + JOURNEYS_PER_CHUNK)) journeys.push(fragment().ele(clean({ EstimatedVehicleJourney: journey(ft) })).end({ prettyPrint: false }));
-  }
-  const doc = siriDocument(serviceDelivery(net, producer, {
+  // A city's timetable is tens of megabytes of XML (17.8 MB for Queens): the document around the
+  // journeys is made first, the journeys are then written as text (xmlText, not through
+  // xmlbuilder2's object model: 20 % of a server's time and most of its garbage under a city's
+  // load) in slices of SLICE_MS, the event loop free between two (feed requests are answered
+  // meanwhile), each slice encoded and hashed as it comes. The text is the same as xmlbuilder2
+  // writes in one piece.
+  const shell = siriDocument(serviceDelivery(net, producer, {
     EstimatedTimetableDelivery: {
       '@version': SIRI_VERSION,
       ResponseTimestamp: siriTime(net.now, tz),
@@ -124,11 +132,63 @@ export async function estimatedTimetable(net: NetworkNow, producer: string, o: {
       EstimatedJourneyVersionFrame: { RecordedAtTime: siriTime(net.now, tz), '!': JOURNEYS_MARK },
     },
   }));
-  return doc.replace(`<!--${JOURNEYS_MARK}-->`, () => journeys.join(''));
+  const mark = `<!--${JOURNEYS_MARK}-->`;
+  const at = shell.indexOf(mark);
+  const [content0, content1] = contentOf(shell, net).split(mark) as [string, string];
+  const hash = createHash('sha256').update(content0);
+  const parts: Buffer[] = [Buffer.from(shell.slice(0, at))];
+  const turn = slices();
+  let text = '';
+  for (let i = 0; i < trips.length; i++) {
+    text += xmlText('EstimatedVehicleJourney', journey(trips[i]!));
+    const last = i === trips.length - 1;
+    const wait = last ? undefined : turn();
+    if (last || wait) {
+      const b = Buffer.from(text);
+      parts.push(b);
+      hash.update(b);
+      text = '';
+      if (wait) await wait;
+    }
+  }
+  parts.push(Buffer.from(shell.slice(at + mark.length)));
+  return { body: Buffer.concat(parts), fingerprint: hash.update(content1).digest() };
 }
 
-const JOURNEYS_PER_CHUNK = 200;
 const JOURNEYS_MARK = 'journeys';
+
+/** The text of an element as xmlbuilder2 writes it from the same object (the documents are the same whoever writes them). */
+export function xmlText(name: string, v: Value | Value[]): string {
+  if (Array.isArray(v)) return v.map((x) => xmlText(name, x)).join('');
+  if (typeof v === 'object') {
+    let inner = '';
+    for (const k in v) {
+      const x = v[k];
+      if (x === undefined) continue;
+      if (/^[@#!?$]/.test(k)) throw new Error(`xmlText writes elements only, not ${k}`);
+      inner += xmlText(k, x);
+    }
+    return inner === '' ? `<${name}/>` : `<${name}>${inner}</${name}>`;
+  }
+  const t = escapeText(String(v));
+  return t === '' ? `<${name}/>` : `<${name}>${t}</${name}>`;
+}
+
+const ENTITIES: Record<string, string> = { quot: '"', amp: '&', apos: "'", lt: '<', gt: '>' };
+
+/**
+ * A text as xmlbuilder2 writes it: the five named entities and the character references it
+ * is given decoded first, then every `&` that does not start an entity, `<` and `>` escaped.
+ */
+function escapeText(s: string): string {
+  if (!/[&<>]/.test(s)) return s;
+  return s
+    .replace(/&(quot|amp|apos|lt|gt);/g, (_m, e: string) => ENTITIES[e]!)
+    .replace(/&#(?:x([a-fA-F0-9]+)|([0-9]+));/g, (_m, hex: string | undefined, dec: string | undefined) => String.fromCodePoint(parseInt(hex ?? dec!, hex ? 16 : 10)))
+    .replace(/&(?![A-Za-z]+;|#\d+;)/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
 
 /** VehicleMonitoring: each vehicle of the snapshot (valid until it would become stale). */
 export function vehicleMonitoring(net: NetworkNow, producer: string, staleSeconds: number, o: { lineRef?: string | undefined; vehicleRef?: string | undefined } = {}): string {
@@ -147,10 +207,15 @@ export function vehicleMonitoring(net: NetworkNow, producer: string, staleSecond
         VehicleRef: v.vehicle_id,
       },
     }));
-  return siriDocument(serviceDelivery(net, producer, {
-    VehicleMonitoringDelivery: { '@version': SIRI_VERSION, ResponseTimestamp: siriTime(net.now, tz), Status: true, VehicleActivity: activity },
+  // The vehicles written as text (xmlText: a city's hundreds of them through xmlbuilder2's object
+  // model held the event loop for seconds under load), in place of a marker; the same text.
+  const shell = siriDocument(serviceDelivery(net, producer, {
+    VehicleMonitoringDelivery: { '@version': SIRI_VERSION, ResponseTimestamp: siriTime(net.now, tz), Status: true, '!': ACTIVITY_MARK },
   }));
+  return shell.replace(`<!--${ACTIVITY_MARK}-->`, () => xmlText('VehicleActivity', activity));
 }
+
+const ACTIVITY_MARK = 'activity';
 
 export interface StopVisit {
   trip: FeedTrip['trip'];

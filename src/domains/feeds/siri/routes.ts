@@ -9,7 +9,7 @@ import { PUBLIC, op, type OpMeta } from '../../../platform/http/route.js';
 import { publishedGtfsId } from '../../gtfs/publications.js';
 import { BLOCK_HORIZON_SECONDS } from '../../predictions/service.js';
 import { sendOutput, snapshotAge, type FeedCache } from '../cache.js';
-import { checkStatus, contentOf, estimatedTimetable, linesDiscovery, situationExchange, stopMonitoring, stopPointsDiscovery, vehicleMonitoring } from './build.js';
+import { checkStatus, contentOf, estimatedTimetableOutput, linesDiscovery, situationExchange, stopMonitoring, stopPointsDiscovery, vehicleMonitoring } from './build.js';
 import { discovery, stopVisits } from './service.js';
 
 const XML = 'application/xml; charset=utf-8';
@@ -44,8 +44,8 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
   }, async (req, reply) => {
     const { group_id: g } = req.params;
     const out = await cached(g, `et?${req.query.LineRef ?? ''}`, async (net) => {
-      const doc = await estimatedTimetable(net, g, { lineRef: req.query.LineRef });
-      return { contentType: XML, body: Buffer.from(doc ?? ''), fingerprint: doc === null ? '' : contentOf(doc, net) };
+      const doc = await estimatedTimetableOutput(net, g, { lineRef: req.query.LineRef });
+      return { contentType: XML, body: doc?.body ?? Buffer.alloc(0), fingerprint: doc?.fingerprint ?? '' };
     });
     if (out.body.length === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, out.net)).send();
     return sendOutput(req, reply, out, maxAge());
