@@ -22,9 +22,11 @@ export class ScheduleMemo {
 
   /**
    * The whole schedule of a service date (tripsOnServiceDate): the same for a given GTFS version,
-   * so read once per version and date (the version in force is asked each time: one query).
+   * so read once per version and date (the version in force is asked each time: one query; the
+   * group's time zone too when not given). Shared: the caller must not change it.
    */
-  async dayOf(db: Queryable, groupId: string, timezone: string, date: string): Promise<ServiceDay> {
+  async dayOf(db: Queryable, groupId: string, timezone: string | undefined, date: string): Promise<ServiceDay> {
+    timezone ??= (await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]))[0]?.timezone ?? '';
     const gtfsId = await versionInForce(db, groupId, date);
     const key = `${groupId}\n${timezone}\n${gtfsId}\n${date}`;
     const known = this.days.get(key);

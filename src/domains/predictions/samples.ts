@@ -13,7 +13,7 @@ import type { AppContext } from '../../platform/context.js';
 import type { Db } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import type { Period } from '../../platform/time.js';
-import { tripsOnServiceDate } from '../gtfs/service-days.js';
+import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { predictTrips } from './service.js';
 
 /** The window scored before each actual arrival, in minutes (Cal-ITP: 30). */
@@ -43,7 +43,8 @@ export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupI
   );
   let recorded = 0;
   for (const { group_id: groupId, service_date: date } of candidates) {
-    const day = await tripsOnServiceDate(ctx.db, groupId, date);
+    // The day's whole schedule, as the feeds read it (gtfs/schedule-memo.ts: read once per version and date).
+    const day = await scheduleMemoOf(ctx.db).dayOf(ctx.db, groupId, undefined, date);
     const predictions = await predictTrips(ctx, groupId, date, { now, schedule: day });
     if (predictions.length === 0) continue;
     const routes = new Map(day.trips.map((t) => [t.trip_id, t.route_id]));
