@@ -10,7 +10,7 @@
  * per group: yesterday and today).
  */
 import type { Db, Queryable } from '../../platform/db/index.js';
-import { shapesOf, storedStopTimes, tripsOnServiceDate, versionInForce, type ServiceDay, type ShapePoint, type StoredStopTimes } from './service-days.js';
+import { groupTimezone, shapesOf, storedStopTimes, tripsOnServiceDate, versionInForce, type ServiceDay, type ShapePoint, type StoredStopTimes } from './service-days.js';
 
 export class ScheduleMemo {
   static readonly MAX_TRIPS = 50_000;
@@ -26,7 +26,7 @@ export class ScheduleMemo {
    * group's time zone too when not given). Shared: the caller must not change it.
    */
   async dayOf(db: Queryable, groupId: string, timezone: string | undefined, date: string): Promise<ServiceDay> {
-    timezone ??= (await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]))[0]?.timezone ?? '';
+    timezone ??= await groupTimezone(db, groupId);
     const gtfsId = await versionInForce(db, groupId, date);
     const key = `${groupId}\n${timezone}\n${gtfsId}\n${date}`;
     const known = this.days.get(key);

@@ -113,7 +113,7 @@ export interface StopInfo {
   platform_code: string | null;
 }
 
-async function groupTimezone(db: Queryable, groupId: string): Promise<string> {
+export async function groupTimezone(db: Queryable, groupId: string): Promise<string> {
   const rows = await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]);
   if (!rows[0]) throw errors.groupNotFound(groupId);
   return rows[0].timezone;
