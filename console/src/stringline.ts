@@ -21,15 +21,8 @@ import { clock, h, metres, networkTimezone } from './util';
 type Schedule = Answer<'/api/v4/groups/{group_id}/schedule'>;
 type ScheduleTrip = Schedule['trips'][number];
 
-/** The part of GTFS-Realtime TripUpdates (protobuf's JSON mapping, camelCase) the diagram reads. */
-interface RtFeed {
-  entity?: {
-    tripUpdate?: {
-      trip: { tripId?: string; startTime?: string; startDate?: string; scheduleRelationship?: string };
-      stopTimeUpdate?: { stopSequence?: number; arrival?: { time?: number }; departure?: { time?: number }; scheduleRelationship?: string }[];
-    };
-  }[];
-}
+/** GTFS-Realtime TripUpdates in protobuf's JSON mapping (camelCase), as the document types it. */
+type RtFeed = Answer<'/api/v4/groups/{group_id}/gtfs-rt/trip-updates'>;
 
 /** At most this many trips are drawn (the earliest of the window). */
 const MAX_TRIPS = 200;
@@ -136,7 +129,7 @@ export class StringLine {
     const before = passages.requests;
     const [schedule, feed] = await Promise.all([
       ok(client.GET('/api/v4/groups/{group_id}/schedule', { params: { path: group(), query: { date, route_id: this.route, from: gtfsTime((from - start) / 1000), to: gtfsTime((to - start) / 1000), include_shapes: false } } })),
-      ok(client.GET('/api/v4/groups/{group_id}/gtfs-rt/trip-updates', { params: { path: group(), query: { format: 'json' } } })) as Promise<unknown> as Promise<RtFeed>,
+      ok(client.GET('/api/v4/groups/{group_id}/gtfs-rt/trip-updates', { params: { path: group(), query: { format: 'json' } } })) as Promise<RtFeed>, // the JSON form (the protobuf one is the other media type)
       passages.refresh(),
     ]);
     this.requests = 2 + passages.requests - before;
