@@ -22,6 +22,7 @@ import { createApiKey, hostPrincipal, wholeGroup } from '../src/domains/auth/ser
 import { loadDemo } from '../src/domains/demo/load.js';
 import { createVehicle } from '../src/domains/fleet/vehicles.js';
 import { systemClock } from '../src/platform/clock.js';
+import { appContext } from '../src/app.js';
 import type { AppContext } from '../src/platform/context.js';
 import { testConfig } from '../src/config.js';
 import { DATABASE_URL, benchDatabase, fmt } from './support.js';
@@ -83,7 +84,7 @@ async function main() {
   const { db, schema, drop } = await benchDatabase('postgres');
   const children: ChildProcess[] = [];
   try {
-    const ctx: AppContext = { config: testConfig(), db, clock: systemClock, log: console as never };
+    const ctx: AppContext = appContext({ config: testConfig(), db, clock: systemClock, log: console as never });
     console.log('loading the demo network…');
     const demo = await loadDemo(ctx);
     const scope = { groupId: demo.groupId, role: 'admin' as const, teams: null, driverId: null, timezone: 'Europe/Paris', features: [] };

@@ -22,7 +22,6 @@
 import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
 import { createGroup } from '../src/domains/groups/service.js';
 import { buildFeed } from '../src/domains/feeds/gtfs-rt/feeds.js';
-import { feedCacheOf } from '../src/domains/feeds/cache.js';
 import { ScheduleMemo } from '../src/domains/gtfs/schedule-memo.js';
 import { networkNow, vehiclesNow, type NetworkNow } from '../src/domains/feeds/network.js';
 import { addDays, localDate } from '../src/platform/time.js';
@@ -152,7 +151,7 @@ async function main() {
     }
 
     // 3. Served while devices report.
-    const cache = feedCacheOf(app.ctx);
+    const cache = app.ctx.services.feeds;
     const url = (feed: string) => `/api/v4/groups/bench/gtfs-rt/${feed}`;
     await app.inject({ url: url('vehicle-positions') });
     const idle: number[] = [];

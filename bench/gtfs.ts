@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
+import { appContext } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { systemClock } from '../src/platform/clock.js';
 import { openDatabase } from '../src/platform/db/index.js';
@@ -53,7 +54,7 @@ async function importOnce(zip: string, engine: 'pglite' | 'postgres', place: str
   const db = await openDatabase(config, engine === 'postgres' ? place.split('#')[1] : undefined);
   try {
     await migrate(db);
-    const ctx = { config, db, clock: systemClock, log: pino({ level: 'silent' }) };
+    const ctx = appContext({ config, db, clock: systemClock, log: pino({ level: 'silent' }) });
     await createGroup(ctx, { group_id: 'bench', name: 'Bench', timezone: 'Europe/Paris' });
     const baselineRssMb = process.memoryUsage().rss / 1024 / 1024;
     const start = process.hrtime.bigint();

@@ -19,7 +19,6 @@ import { buildApp } from '../src/app.js';
 import { testConfig } from '../src/config.js';
 import { createApiKey, hostPrincipal, wholeGroup } from '../src/domains/auth/service.js';
 import { createGroup } from '../src/domains/groups/service.js';
-import { liveHub } from '../src/domains/live/routes.js';
 import { benchDatabase, fmt, peakMemory } from './support.js';
 
 const CLIENTS = Number(process.env['CLIENTS'] ?? 2000);
@@ -141,7 +140,7 @@ async function main() {
       child('clients', { url: `ws://${base}/api/v4/groups/bench/events/op/subscribe`, key: reader, groupId: 'bench', count: Math.min(per, CLIENTS - i * per) }),
     );
     for (const c of clientProcs) await c.next('ready');
-    const hub = liveHub(ctx)!;
+    const hub = ctx.services.live;
     console.log(`subscribed: ${hub.stats.clients}; ${VEHICLES} vehicles report every ${PERIOD_S} s (warm-up ${PERIOD_S} s, then ${SECONDS} s measured)…`);
 
     const vehicles = child('vehicles', { url: reportsUrl, keys, periodS: PERIOD_S, seconds: SECONDS + PERIOD_S + 2 });

@@ -27,6 +27,12 @@ import { MAX_JSON_DEPTH, findNul, nestsTooDeep, toIssues } from './platform/http
 import { objectId } from './platform/ids.js';
 import { loggerOptions, logRequestLines, resolveLogFormat } from './platform/http/logging.js';
 import { apiDomains, rootDomains } from './domains/index.js';
+import { LiveOutbox } from './domains/device/live.js';
+import { FeedCache } from './domains/feeds/cache.js';
+import { LiveHub } from './domains/live/hub.js';
+import { TrackingRefresh } from './domains/trips/tracking.js';
+import { Partitions } from './platform/db/partitions.js';
+import { Lifecycle } from './platform/lifecycle.js';
 import { authHook } from './domains/auth/hook.js';
 
 export interface BuildOptions {
@@ -90,8 +96,13 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   o.beforeRoutes?.(app);
-  const ctx: AppContext = { config, db, clock: o.clock ?? systemClock, log: app.log };
+  const ctx = appContext({ config, db, clock: o.clock ?? systemClock, log: app.log });
   app.decorate('ctx', ctx);
+  // What runs besides the requests (appContext below) starts once the routes are in; the live hub
+  // closes before the server (its clients hear GoingAway), the rest after the last request.
+  app.addHook('onReady', () => ctx.services.lifecycle.start());
+  app.addHook('preClose', () => ctx.services.lifecycle.close('beforeServer'));
+  app.addHook('onClose', () => ctx.services.lifecycle.close('afterServer'));
   app.decorateRequest('principal', null);
   app.decorateRequest('groupScope', null);
 
@@ -198,6 +209,34 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
   for (const domain of rootDomains) await app.register(domain);
 
   return app;
+}
+
+/**
+ * The context every service receives, with what runs in the app besides its requests: each an
+ * object made here, in start order (closed in reverse order). The CLI makes one too (main.ts) and
+ * closes it after its command.
+ */
+export function appContext(base: Omit<AppContext, 'services'>): AppContext {
+  const { config, db, log } = base;
+  const lifecycle = new Lifecycle();
+  const ctx: AppContext = { ...base, services: { lifecycle } as AppContext['services'] };
+  // The change feed of the database handle (LISTEN): caches drop what changed. Closed with the Db.
+  lifecycle.add('change feed', { start: () => db.changes.start(), close: async () => {} });
+  // The time partitions of the raw reports, made ahead and dropped after retention; the app is ready once today's exist.
+  ctx.services.partitions = lifecycle.add('partition maintenance', new Partitions({
+    db, clock: base.clock, settings: config.partitions,
+    onError: (err) => log.warn({ err }, 'partition maintenance failed; it runs again next round'),
+    onRound: (r) => (r.created.length + r.dropped.length > 0 ? log.info({ created: r.created, dropped: r.dropped }, 'report partitions') : undefined),
+  }));
+  // Trip tracking recomputed after each device batch, and the worker catching up what was left dirty.
+  ctx.services.tracking = lifecycle.add('tracking refresh and worker', new TrackingRefresh(ctx));
+  // Device reports published on the live channel (NOTIFY), a window at a time.
+  ctx.services.outbox = lifecycle.add('live outbox', new LiveOutbox(ctx));
+  // The live stream's hub: this instance's WebSocket clients, fed from the live channel (LISTEN).
+  ctx.services.live = lifecycle.add('live hub', new LiveHub(ctx, { maxBufferedBytes: config.live.maxBufferedBytes, heartbeatMs: config.live.heartbeatMs, batchMs: config.live.batchMs }));
+  // The passenger feeds' snapshots (GTFS-Realtime, SIRI), rebuilt in the background when stale.
+  ctx.services.feeds = lifecycle.add('feed snapshots', new FeedCache(ctx));
+  return ctx;
 }
 
 const FASTIFY_CODES: Record<string, string> = {

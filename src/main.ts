@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The transit-ops command line: serve, migrate, and the provisioning commands. */
 import { Command, Option } from 'commander';
-import { buildApp } from './app.js';
+import { appContext, buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './platform/clock.js';
 import type { AppContext } from './platform/context.js';
@@ -28,19 +28,19 @@ function config(): Config {
   return dataDir ? { ...c, dataDir } : c;
 }
 
-async function withDatabase<T>(fn: (db: Db, c: Config) => Promise<T>): Promise<T> {
+/** Runs a command on the migrated database, with a context whose services are closed after it (nothing is started). */
+async function withDatabase<T>(fn: (db: Db, c: Config, ctx: AppContext) => Promise<T>): Promise<T> {
   const c = config();
   const db = await openDatabase(c);
+  const ctx = appContext({ config: c, db, clock: systemClock, log: pino({ level: c.logLevel === 'silent' ? 'silent' : 'warn' }) });
   try {
     await migrate(db);
-    return await fn(db, c);
+    return await fn(db, c, ctx);
   } finally {
+    await ctx.services.lifecycle.close('beforeServer');
+    await ctx.services.lifecycle.close('afterServer');
     await db.close();
   }
-}
-
-function cliContext(c: Config, db: Db): AppContext {
-  return { config: c, db, clock: systemClock, log: pino({ level: c.logLevel === 'silent' ? 'silent' : 'warn' }) };
 }
 
 program
@@ -131,8 +131,7 @@ program
   .action(async () => {
     const { DEMO_GROUP, demoExists, loadDemo } = await import('./domains/demo/load.js');
     const { demoBanner } = await import('./domains/demo/start.js');
-    await withDatabase(async (db, c) => {
-      const ctx = cliContext(c, db);
+    await withDatabase(async (db, c, ctx) => {
       if (await demoExists(ctx)) throw new UsageError(`the group "${DEMO_GROUP}" already exists in ${describeDatabase(c)}`);
       const loaded = await loadDemo(ctx);
       console.log(demoBanner(c.publicUrl ?? `http://localhost:${c.port}`, loaded).join('\n'));
@@ -210,8 +209,8 @@ user
     if (!o.passwordStdin) throw new UsageError('give the password on standard input with --password-stdin (never on the command line)');
     const password = (await readStdin()).replace(/\r?\n$/, '');
     if (password.length < 8) throw new UsageError('the password must be at least 8 characters long');
-    await withDatabase(async (db, c) => {
-      const created = await createUser(cliContext(c, db), { email: o.email, password, superuser: o.superuser ?? false, organization: o.organization ?? null });
+    await withDatabase(async (db, c, ctx) => {
+      const created = await createUser(ctx, { email: o.email, password, superuser: o.superuser ?? false, organization: o.organization ?? null });
       if (!created) throw new UsageError(`a user with email ${o.email} already exists`);
       console.log(JSON.stringify({ user_id: created.user_id, email: created.email, superuser: o.superuser ?? false }));
     });
@@ -226,7 +225,7 @@ gtfs
   .option('--publish', 'publish the version in the same transaction')
   .argument('<file.zip>', 'the GTFS feed')
   .action(async (file: string, o: { group: string; name?: string; publish?: boolean }) => {
-    await withDatabase(async (db, c) => {
+    await withDatabase(async (db, c, ctx) => {
       const bar = new cliProgress.SingleBar(
         { format: '{bar} {percentage}% | {file} | {rows} rows, {speed} rows/s | {duration_formatted}', stream: process.stderr, hideCursor: true, etaBuffer: 50 },
         cliProgress.Presets.shades_classic,
@@ -235,7 +234,7 @@ gtfs
       bar.start(1, 0, { file: '', rows: 0, speed: 0 });
       let result;
       try {
-        result = await importGtfs(cliContext(c, db), o.group, file, {
+        result = await importGtfs(ctx, o.group, file, {
           name: o.name,
           publish: o.publish ?? false,
           onProgress: (p) => {
@@ -256,7 +255,7 @@ gtfs
   .requiredOption('--group <group_id>', 'the group')
   .argument('<gtfs_id>', 'the version, as listed by `transit-ops gtfs list`')
   .action(async (gtfsId: string, o: { group: string }) => {
-    await withDatabase(async (db, c) => console.log(JSON.stringify(await publishGtfs(cliContext(c, db), o.group, gtfsId, null), null, 2)));
+    await withDatabase(async (db, c, ctx) => console.log(JSON.stringify(await publishGtfs(ctx, o.group, gtfsId, null), null, 2)));
   });
 gtfs
   .command('list')
@@ -274,7 +273,7 @@ program
   .argument('<file.csv>', 'the referential')
   .action(async (file: string) => {
     const text = await readFile(file);
-    await withDatabase(async (db, c) => console.log(JSON.stringify(await importStations(cliContext(c, db), text))));
+    await withDatabase(async (db, c, ctx) => console.log(JSON.stringify(await importStations(ctx, text))));
   });
 
 class UsageError extends Error {}

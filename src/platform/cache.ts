@@ -9,7 +9,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Clock } from './clock.js';
-import { changesOf, type ChangeFeed, type Watch } from './db/changes.js';
+import type { ChangeFeed, Watch } from './db/changes.js';
 import type { Db } from './db/types.js';
 
 interface Entry<V> {
@@ -84,7 +84,7 @@ export function cachePerDb<V>(tables: { only: readonly string[] } | { except: re
   return (db: Db, clock: Clock, ttlMs: number): WatchedCache<V> => {
     let c = caches.get(db);
     if (!c) {
-      const feed = changesOf(db);
+      const feed = db.changes;
       c = new WatchedCache<V>(feed, feed.watch(tables), { ttlMs, max, clock });
       caches.set(db, c);
     }

@@ -3,6 +3,12 @@ import type { Config } from '../config.js';
 import type { Clock } from './clock.js';
 import type { Db } from './db/index.js';
 import type { Access, GroupScope, Principal } from './http/access.js';
+import type { Partitions } from './db/partitions.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { LiveOutbox } from '../domains/device/live.js';
+import type { FeedCache } from '../domains/feeds/cache.js';
+import type { LiveHub } from '../domains/live/hub.js';
+import type { TrackingRefresh } from '../domains/trips/tracking.js';
 
 /** What every service receives: no HTTP in here, so the CLI and the simulator reuse services. */
 export interface AppContext {
@@ -10,6 +16,19 @@ export interface AppContext {
   db: Db;
   clock: Clock;
   log: FastifyBaseLogger;
+  /** What runs in this app besides its requests: made, started and closed by buildApp (appContext in app.ts). */
+  services: Services;
+}
+
+/** The background work of an app, one object each (see appContext in app.ts for what each does). */
+export interface Services {
+  partitions: Partitions;
+  tracking: TrackingRefresh;
+  outbox: LiveOutbox;
+  live: LiveHub;
+  feeds: FeedCache;
+  /** The list of them, in start order: started when the app is ready, closed in reverse order when it closes. */
+  lifecycle: Lifecycle;
 }
 
 /** Every registered route, for the inventory and authorization-matrix tests. */

@@ -4,7 +4,6 @@
  * one tenant's admin account; the victim is the instance (its superuser) or another tenant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changesOf } from '../../src/platform/db/changes.js';
 import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { signToken, startProvider, type TestProvider } from '../helpers/oidc.js';
 
@@ -108,7 +107,7 @@ describe('item 1: a group admin cannot become superuser through a key for a supe
     const byOther = await post('/api-keys', other.auth, { user_id: superuser.userId });
     expect((await post('/groups', key(byOther.json.value), { group_id: `${a}-o1`, name: 'o1' })).status).toBe(201);
     await t.db.query('UPDATE users SET superuser = false WHERE user_id = $1', [other.userId]);
-    changesOf(t.db).touch('users');
+    t.db.changes.touch('users');
     const later = await post('/groups', key(byOther.json.value), { group_id: `${a}-o2`, name: 'o2' });
     expect(later.json.code).toBe('SuperuserRequired');
   });
@@ -148,7 +147,7 @@ describe('item 2: the identity provider of a delegated group cannot mint superus
     expect(renamed.json[0]).toMatchObject({ user_id: member.userId });
     // A delegated group's token lists only the delegated groups, even when the account later gets a role elsewhere.
     await t.db.query("INSERT INTO memberships (group_id, user_id, role) VALUES ($1, $2, 'admin')", [a, member.userId]);
-    changesOf(t.db).touch('memberships');
+    t.db.changes.touch('memberships');
     const h = await bearer({ sub: 'auth0|dispatch', email: member.email });
     expect((await get('/groups', h)).json.map((g: { group_id: string }) => g.group_id)).toEqual([d]);
   });

@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLES, SCOPES, type Access, type Role, type Scope } from '../../src/platform/http/access.js';
-import { changesOf } from '../../src/platform/db/changes.js';
 import { hashSecret, newSecret } from '../../src/platform/ids.js';
 import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { apiRoutes, callRoute, groupWriteRoutes, WRITE_METHODS } from '../helpers/routes.js';
@@ -187,7 +186,7 @@ describe('nothing made carries more than its maker', () => {
               if (!within(before.teams, bound) || !within(teams, bound)) failures.push(`PATCH ${who} teams ${JSON.stringify(teams)} by ${teaming}: 200`);
               // Put it back, so each attempt starts from the same standing.
               await t.db.query('UPDATE memberships SET teams = $3 WHERE group_id = $1 AND user_id = $2', [g, u.userId, before.teams]);
-              changesOf(t.db).touch('memberships');
+              t.db.changes.touch('memberships');
             }
           }
         }

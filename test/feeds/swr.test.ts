@@ -7,7 +7,6 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
-import { feedCacheOf } from '../../src/domains/feeds/cache.js';
 import type { NetworkNow } from '../../src/domains/feeds/network.js';
 import { engine } from '../helpers/db.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
@@ -24,7 +23,7 @@ afterAll(async () => f?.t.close());
 
 /** A rebuild hold the test controls: `entered` resolves when a rebuild reaches it, `release` lets it go on. */
 function holdRebuilds() {
-  const cache = feedCacheOf(f.t.ctx);
+  const cache = f.t.ctx.services.feeds;
   let entered!: () => void;
   const reached = new Promise<void>((resolve) => (entered = resolve));
   let release!: () => void;
@@ -185,7 +184,7 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
   });
 
   it('a rebuild builds each output once, however often it is asked for meanwhile (regression: a rebuild that never ended under load)', async () => {
-    const cache = feedCacheOf(f.t.ctx);
+    const cache = f.t.ctx.services.feeds;
     await settled(f);
     const before = await cache.snapshot(f.g);
     const builds = new Map<NetworkNow, number>();

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { buildApp } from '../../src/app.js';
 import { createApiKey, revokeApiKey, hostPrincipal, wholeGroup } from '../../src/domains/auth/service.js';
-import { liveHub } from '../../src/domains/live/routes.js';
 import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
 import { engine } from '../helpers/db.js';
@@ -130,14 +129,14 @@ describe('live stream delivery', () => {
     const padding = 'x'.repeat(900);
     let sent = 0;
     // Each message is about 1 kB; the bound is 4 kB, past what the in-process pipe holds (2 × 16 kB).
-    for (let batch = 0; batch < 20 && liveHub(t.ctx)!.stats.slowClientsClosed === 0; batch++) {
+    for (let batch = 0; batch < 20 && t.ctx.services.live.stats.slowClientsClosed === 0; batch++) {
       const items = Array.from({ length: 25 }, (_, i) => item('device_state', at(batch * 25 + i), { state: { note: padding, n: batch * 25 + i } }));
       await send(t, g, dev.auth, items);
       sent += items.length;
       // the healthy client reads everything of this batch, so its messages are dispatched
       for (let i = 0; i < items.length; i++) await healthy.next('device_state');
     }
-    expect(liveHub(t.ctx)!.stats.slowClientsClosed).toBe(1);
+    expect(t.ctx.services.live.stats.slowClientsClosed).toBe(1);
     ws.resume();
     expect((await slow.closed).code).toBe(4429);
     expect(slow.received.filter((m) => m.type === 'device_state').length).toBeLessThan(sent);
@@ -158,7 +157,7 @@ describe('live stream delivery', () => {
       const deaf = await connect(quick, g, { headers: reader.auth, autoPong: false });
       const alive = await subscribe(quick, g, reader.auth);
       expect((await deaf.closed).code).toBe(1006);
-      expect(liveHub(quick.ctx)!.stats.deadPeersDropped).toBe(1);
+      expect(quick.ctx.services.live.stats.deadPeersDropped).toBe(1);
       expect(alive.ws.readyState).toBe(WebSocket.OPEN);
       alive.ws.close();
     });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { fixedClock } from '../../src/platform/clock.js';
-import { ANNOUNCED_TABLES, changesOf } from '../../src/platform/db/changes.js';
+import { ANNOUNCED_TABLES } from '../../src/platform/db/changes.js';
 import { acceptsGzip } from '../../src/platform/http/read-cache.js';
 import { gunzipSync } from 'node:zlib';
 import { inject, newGroup, newTeam, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
@@ -163,7 +163,7 @@ describe('the change feed', () => {
   });
 
   it('an announcement moves the watches of its tables at once, and only those', async () => {
-    const feed = changesOf(t.db);
+    const feed = t.db.changes;
     const positions = feed.watch({ only: ['positions'] });
     const vehiclesOnly = feed.watch({ only: ['vehicles'] });
     const [p0, v0] = [positions.generation, vehiclesOnly.generation];
@@ -223,11 +223,11 @@ describe.skipIf(!process.env['DATABASE_URL'])('across instances (PostgreSQL)', (
   it('an announcement reaches the other instances', async () => {
     const other = await t.testDb.reopen();
     try {
-      const theirs = changesOf(other);
+      const theirs = other.changes;
       const watch = theirs.watch({ only: ['trip_events'] });
       await eventually(async () => theirs.live);
       const before = watch.generation;
-      changesOf(t.db).announce(['trip_events']);
+      t.db.changes.announce(['trip_events']);
       await eventually(async () => watch.generation > before);
     } finally {
       await other.close();
@@ -235,7 +235,7 @@ describe.skipIf(!process.env['DATABASE_URL'])('across instances (PostgreSQL)', (
   });
 
   it('a lost listening connection stops caching until it is back, then starts afresh', async () => {
-    const feed = changesOf(t.db);
+    const feed = t.db.changes;
     await eventually(async () => (await vehicles(reader.auth)).headers['x-cache'] === 'hit');
     // The listening connection's last statement is a LISTEN on a channel of this test's schema.
     const killed = await t.db.query<{ ok: boolean }>("SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND position($1 in query) > 0", [t.testDb.schema]);

@@ -8,7 +8,6 @@ import type { Queryable } from '../../platform/db/index.js';
 import { HttpError, errors, invalid } from '../../platform/http/errors.js';
 import type { Access, GroupScope, Principal, Role, Scope } from '../../platform/http/access.js';
 import { cachePerDb } from '../../platform/cache.js';
-import { changesOf } from '../../platform/db/changes.js';
 import { hashSecret, newSecret, objectId } from '../../platform/ids.js';
 import { getGroup, type Group } from '../groups/service.js';
 import type { JWTPayload } from 'jose';
@@ -126,7 +125,7 @@ export async function logout(ctx: AppContext, principal: Principal): Promise<voi
     await ctx.db.query('UPDATE sessions SET ended_at = $2 WHERE session_hash = $1 AND ended_at IS NULL', [principal.sessionHash, ctx.clock.now()]);
     // A GET: the write hook leaves the caches alone, and the commit's notification may come after
     // the client's next request. The session must be dead for it at once.
-    changesOf(ctx.db).touch('sessions');
+    ctx.db.changes.touch('sessions');
   }
 }
 

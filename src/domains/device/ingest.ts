@@ -7,14 +7,13 @@
  */
 import { Compile } from 'typebox/compile';
 import type { AppContext } from '../../platform/context.js';
-import { changesOf, type AnnouncedTable } from '../../platform/db/changes.js';
+import type { AnnouncedTable } from '../../platform/db/changes.js';
 import type { Queryable, Tx } from '../../platform/db/index.js';
-import { PARTITIONS_AHEAD_DAYS, ensurePartitions, type PartitionedTable } from '../../platform/db/partitions.js';
+import { PARTITIONS_AHEAD_DAYS, type PartitionedTable } from '../../platform/db/partitions.js';
 import { FORMAT_HINTS } from '../../platform/http/params.js';
 import { objectId } from '../../platform/ids.js';
 import { gtfsSeconds } from '../gtfs/time.js';
 import { appendHistory, stateBoundErrors, type HistoryEventInput } from './history.js';
-import { publishLive } from './live.js';
 import {
   ITEM_SCHEMAS,
   ITEM_TYPES,
@@ -168,7 +167,7 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
   // day creates its own). An instant is also taken 1 ms later: the database rounds to the
   // microsecond a time the Date truncated to the millisecond, which may carry it past midnight.
   const partitionsOf = (table: PartitionedTable, items: Valid[]) => items.flatMap((v) => [{ table, at: v.at }, { table, at: new Date(v.at.getTime() + 1) }]);
-  await ensurePartitions(ctx.db, [...partitionsOf('positions', reports.positions), ...partitionsOf('trip_events', reports.events), ...partitionsOf('passenger_counts', reports.counts)]);
+  await ctx.services.partitions.ensure([...partitionsOf('positions', reports.positions), ...partitionsOf('trip_events', reports.events), ...partitionsOf('passenger_counts', reports.counts)]);
 
   let duties: { client_id: string; duty_id: string }[] = [];
   if (ons.length + offs.length + states.length === 0) {
@@ -203,7 +202,7 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
   }
   // The caches that read report tables learn of them (they have no trigger: changes.ts).
   if (accepted.size > 0) {
-    changesOf(ctx.db).announce(ons.length + offs.length + states.length === 0 ? REPORTS_WRITE : [...REPORTS_WRITE, 'device_sign_events', 'device_history_events', 'device_history_snapshots']);
+    ctx.db.changes.announce(ons.length + offs.length + states.length === 0 ? REPORTS_WRITE : [...REPORTS_WRITE, 'device_sign_events', 'device_history_events', 'device_history_snapshots']);
   }
   // Tracking of the trips these reports touch (marked dirty by insertReports) is recomputed after
   // commit (trips/tracking.ts).
@@ -220,7 +219,7 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
     duties: duties.map((d) => ({ id: d.client_id, duty_id: d.duty_id })),
     complete: rejected.length === 0,
   };
-  publishLive(ctx, groupId, deviceId, all.filter((v) => accepted.has(v.item.id)).map((v) => ({ type: v.type, item: v.item })));
+  ctx.services.outbox.publish(groupId, deviceId, all.filter((v) => accepted.has(v.item.id)).map((v) => ({ type: v.type, item: v.item })));
   return { answer, touchedTrips: [...touched.values()] };
 }
 

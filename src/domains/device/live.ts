@@ -12,6 +12,7 @@
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { AppContext } from '../../platform/context.js';
+import type { Service } from '../../platform/lifecycle.js';
 
 export const LIVE_CHANNEL = 'transit_ops_live';
 /** NOTIFY payloads are limited to 8000 bytes; notifications are cut below that. */
@@ -33,22 +34,45 @@ export interface Pending {
   bytes: number;
 }
 
-export function publishLive(ctx: AppContext, groupId: string, deviceId: string, items: { type: string; item: Record<string, unknown> }[]): void {
-  if (items.length === 0) return;
-  const q = outbox.get(ctx) ?? outbox.set(ctx, { reports: [], timer: undefined }).get(ctx)!;
-  q.reports.push(pending(groupId, deviceId, items));
-  q.timer ??= setTimeout(() => {
-    q.timer = undefined;
-    const reports = q.reports.splice(0);
+/**
+ * The live publications of an app (a service of buildApp): reports gather for PUBLISH_WINDOW_MS,
+ * then leave in one round trip. close() sends what is waiting.
+ */
+export class LiveOutbox implements Service {
+  private reports: Pending[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private sending: Promise<void> = Promise.resolve();
+
+  constructor(private readonly ctx: Pick<AppContext, 'db' | 'log'>) {}
+
+  publish(groupId: string, deviceId: string, items: { type: string; item: Record<string, unknown> }[]): void {
+    if (items.length === 0) return;
+    this.reports.push(pending(groupId, deviceId, items));
+    this.timer ??= setTimeout(() => this.flush(), PUBLISH_WINDOW_MS);
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const reports = this.reports.splice(0);
+    if (reports.length === 0) return;
+    const log = this.ctx.log;
     let payloads: string[];
     try {
-      payloads = notifications(reports, (dropped) => ctx.log.warn({ group_id: dropped.group_id, device_id: dropped.device_id }, 'a report item too large for a notification is left out of the live stream; it is stored'));
+      payloads = notifications(reports, (dropped) => log.warn({ group_id: dropped.group_id, device_id: dropped.device_id }, 'a report item too large for a notification is left out of the live stream; it is stored'));
     } catch (err) {
-      ctx.log.warn({ err }, 'live publication failed; the reports are stored');
+      log.warn({ err }, 'live publication failed; the reports are stored');
       return;
     }
-    ctx.db.notify(LIVE_CHANNEL, payloads).catch((err: unknown) => ctx.log.warn({ err, messages: payloads.length }, 'live publication failed; the reports are stored'));
-  }, PUBLISH_WINDOW_MS);
+    const sent = this.ctx.db.notify(LIVE_CHANNEL, payloads).catch((err: unknown) => log.warn({ err, messages: payloads.length }, 'live publication failed; the reports are stored'));
+    this.sending = Promise.all([this.sending, sent]).then(() => undefined);
+  }
+
+  /** Sends what waits for its window, and waits for the sending. */
+  async close(): Promise<void> {
+    this.flush();
+    await this.sending;
+  }
 }
 
 export function pending(groupId: string, deviceId: string, items: LiveReport['items']): Pending {
@@ -113,4 +137,3 @@ export function readLiveNotices<T = LiveReport>(payload: string): (LiveReport | 
  * trip (NOTIFY's lock and a query per batch were a tenth of the cost of a device batch).
  */
 const PUBLISH_WINDOW_MS = 10;
-const outbox = new WeakMap<AppContext, { reports: Pending[]; timer: NodeJS.Timeout | undefined }>();

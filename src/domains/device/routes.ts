@@ -10,9 +10,8 @@ import { DangerZoneNear } from '../duties/schemas.js';
 import { currentDuty, zonesAround } from '../duties/service.js';
 import { BatchAnswer, DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS, DEVICE_STATE_MAX_NAME, DEVICE_STATE_MAX_TEXT, DeviceReportBatch, DutyRecord, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
 import { ref } from '../../platform/http/components.js';
-import { refreshSoon } from '../trips/tracking.js';
 import { ingestBatch } from './ingest.js';
-import { PARTITIONS_AHEAD_DAYS, startPartitionMaintainer } from '../../platform/db/partitions.js';
+import { PARTITIONS_AHEAD_DAYS } from '../../platform/db/partitions.js';
 
 const DEVICE = groupRoles(['driver'], 'DeviceApiRoleRequired', 'device');
 const deviceErrors = { 403: { DeviceCredentialRequired: 'the credential is not bound to a device of this group (a driver session opened with device_id, or a device API key)' } };
@@ -32,14 +31,6 @@ function deviceOf(principal: Principal | null, groupId: string): string {
 export async function deviceRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const ctx = app.ctx;
-  // The partitions of the raw reports (platform/db/partitions.ts): the app is ready once today's exist.
-  const partitions = startPartitionMaintainer({
-    db: ctx.db, clock: ctx.clock, settings: ctx.config.partitions,
-    onError: (err) => ctx.log.warn({ err }, 'partition maintenance failed; it runs again next round'),
-    onRound: (r) => (r.created.length + r.dropped.length > 0 ? ctx.log.info({ created: r.created, dropped: r.dropped }, 'report partitions') : undefined),
-  });
-  app.addHook('onReady', () => partitions.ready);
-  app.addHook('onClose', partitions.stop);
 
   app.post('/groups/:group_id/device/reports', {
     bodyLimit: 4 * 1024 * 1024,
@@ -67,7 +58,7 @@ export async function deviceRoutes(fastify: FastifyInstance) {
   }, async (req) => {
     const deviceId = deviceOf(req.principal, req.params.group_id);
     const { answer, touchedTrips } = await ingestBatch(ctx, req.params.group_id, deviceId, req.body.items);
-    refreshSoon(ctx, req.params.group_id, touchedTrips);
+    ctx.services.tracking.refreshSoon(req.params.group_id, touchedTrips);
     return answer;
   });
 

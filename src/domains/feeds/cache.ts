@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.js';
+import type { Service } from '../../platform/lifecycle.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { networkNow, type NetworkNow } from './network.js';
 
@@ -56,7 +57,8 @@ interface GroupFeeds {
   outputs: Map<string, { recipe: Recipe; out: Output | undefined }>;
 }
 
-export class FeedCache {
+/** The feed snapshots of an app (a service of buildApp; tests reach its `pause` seam as ctx.services.feeds). */
+export class FeedCache implements Service {
   private readonly groups = new Map<string, GroupFeeds>();
   private readonly running = new Set<Promise<unknown>>();
   /**
@@ -166,6 +168,10 @@ export class FeedCache {
   async idle(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
+
+  close(): Promise<void> {
+    return this.idle();
+  }
 }
 
 /** Builds an output from a snapshot; its Last-Modified stays that of `previous` when the content is the same. */
@@ -208,13 +214,4 @@ export function sendOutput(req: FastifyRequest, reply: FastifyReply, out: Output
 /** Seconds since the snapshot was built (HTTP Age: the answer is that old when it leaves). */
 export function snapshotAge(req: FastifyRequest, net: NetworkNow): string {
   return String(Math.max(0, Math.floor((req.server.ctx.clock.now().getTime() - net.now.getTime()) / 1000)));
-}
-
-const caches = new WeakMap<AppContext, FeedCache>();
-
-/** The feed cache of an application (one per AppContext, made on first use; tests reach its `pause` seam here). */
-export function feedCacheOf(ctx: AppContext): FeedCache {
-  let c = caches.get(ctx);
-  if (!c) caches.set(ctx, (c = new FeedCache(ctx)));
-  return c;
 }

@@ -34,7 +34,7 @@
 import type { Socket } from 'node:net';
 import ws, { WebSocket } from 'ws';
 import type { AppContext } from '../../platform/context.js';
-import { changesOf } from '../../platform/db/changes.js';
+import type { Service } from '../../platform/lifecycle.js';
 import type { GroupScope, Principal } from '../../platform/http/access.js';
 import { HttpError } from '../../platform/http/errors.js';
 import { teamsVisible } from '../../platform/http/teams.js';
@@ -154,7 +154,9 @@ export interface HubStats {
   standingsEnded: number;
 }
 
-export class LiveHub {
+export class LiveHub implements Service {
+  /** Closed before the server stops: its clients are told GoingAway (1001) rather than cut. */
+  readonly closesBeforeServer = true;
   private readonly groups = new Map<string, Group>();
   private readonly attributions: Attributions;
   private listening: Promise<() => Promise<void>> | null = null;
@@ -185,7 +187,7 @@ export class LiveHub {
     this.attributions = new Attributions(ctx.db, (err) => ctx.log.warn({ err }, 'live attribution refresh failed'));
     // A turn at most every millisecond (the timers' resolution).
     this.slots = Math.max(1, Math.min(SLOTS, Math.floor(opts.batchMs)));
-    this.unwatch = changesOf(ctx.db).onChange(STANDING_TABLES, () => this.recheck());
+    this.unwatch = ctx.db.changes.onChange(STANDING_TABLES, () => this.recheck());
   }
 
   /** Adds an authorised client; resolves once the instance listens, so nothing stored after is missed. */

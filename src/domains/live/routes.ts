@@ -5,7 +5,6 @@ import type { Socket } from 'node:net';
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { DEFAULT_BATCH_MS } from '../../config.js';
-import type { AppContext } from '../../platform/context.js';
 import { OFFICE, type Access, type Principal } from '../../platform/http/access.js';
 import { ErrorBody, HttpError, errors } from '../../platform/http/errors.js';
 import { ref } from '../../platform/http/components.js';
@@ -13,14 +12,10 @@ import { GroupParams } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
 import { authenticate } from '../auth/hook.js';
 import { authorizeGroup, principalFromSession, principalNow } from '../auth/service.js';
-import { LiveHub, envelope } from './hub.js';
+import { envelope } from './hub.js';
 import { CLOSE, CONTROL_TYPES, DEVICE_MESSAGE_TYPES, LiveMessage, LiveQuery, type Envelope } from './schemas.js';
 
 const ACCESS: Extract<Access, { kind: 'group' }> = { kind: 'group', roles: OFFICE, roleError: 'SubscribeEventsRoleRequired', scope: 'read', checkedAfterUpgrade: true };
-
-const hubs = new WeakMap<AppContext, LiveHub>();
-/** The hub of an app (its counters: tests, benchmarks, metrics). */
-export const liveHub = (ctx: AppContext): LiveHub | undefined => hubs.get(ctx);
 
 /**
  * A browser may open the stream only from an allowed origin (cross-site WebSocket hijacking).
@@ -38,9 +33,8 @@ export async function liveRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const ctx = app.ctx;
   const settings = ctx.config.live;
-  const hub = new LiveHub(ctx, { maxBufferedBytes: settings.maxBufferedBytes, heartbeatMs: settings.heartbeatMs, batchMs: settings.batchMs });
-  hubs.set(ctx, hub);
-  app.addHook('preClose', async () => hub.close());
+  // This app's hub (a service of buildApp, closed before the server so its clients hear GoingAway).
+  const hub = ctx.services.live;
 
   const deviceTypes = Object.entries(DEVICE_MESSAGE_TYPES).map(([item, message]) => `\`${message}\` (device report \`${item}\`)`).join(', ');
   const description = [

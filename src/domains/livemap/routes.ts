@@ -13,7 +13,7 @@ import { DateEither, GroupParams, isoDate } from '../../platform/http/params.js'
 import { INTERNAL, op } from '../../platform/http/route.js';
 import { ref } from '../../platform/http/components.js';
 import { NetworkMap, VehicleOnDuty } from './schemas.js';
-import { mapDate, networkMap, vehiclesOnDuty } from './service.js';
+import { mapDate, networkMap, scheduleMemo, vehiclesOnDuty } from './service.js';
 
 /** The page's files, read once (src/ and dist/ are both one level under the package root). */
 const STATIC_DIR = new URL('../../../static/live/', import.meta.url);
@@ -28,6 +28,8 @@ const FILES: Record<string, string> = { 'index.html': 'text/html; charset=utf-8'
 export async function liveMapRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const ctx = app.ctx;
+  // The scheduled stop times the vehicles' delays are read against, kept by this app (bounded).
+  const schedules = scheduleMemo();
 
   app.get('/groups/:group_id/live-map/network', {
     schema: op(
@@ -52,7 +54,7 @@ export async function liveMapRoutes(fastify: FastifyInstance) {
       },
       { params: GroupParams, response: { 200: Type.Array(ref(VehicleOnDuty)) } },
     ),
-  }, async (req) => vehiclesOnDuty(ctx.db, req.groupScope!, ctx.clock.now()));
+  }, async (req) => vehiclesOnDuty(ctx.db, req.groupScope!, ctx.clock.now(), schedules));
 }
 
 /** GET /live and its files (outside /api/v4). */

@@ -3,6 +3,7 @@
  * (routes, shapes, stops) and a snapshot of the vehicles on duty (last position, driver, trip,
  * delay at the last stop event). The stream then moves the vehicles between two snapshots.
  */
+import { LRUCache } from 'lru-cache';
 import { DateTime } from 'luxon';
 import type { Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
@@ -53,8 +54,14 @@ interface DutyRow {
   start_time: number | null;
 }
 
-/** Stop times by (date, trip, start): scheduled data changes only when a version is published. */
-const scheduleCache = new Map<string, ScheduledStopTime[]>();
+/**
+ * Stop times by (group, date, trip, start, version in force): scheduled data changes only when a
+ * version is published, which changes the key. One per app (the live map's routes make it).
+ */
+export function scheduleMemo(): ScheduleMemo {
+  return new LRUCache<string, ScheduledStopTime[]>({ max: 5000 });
+}
+export type ScheduleMemo = LRUCache<string, ScheduledStopTime[]>;
 
 /**
  * The vehicles on duty now (a duty signed on in the last two service days and not signed off),
@@ -62,7 +69,7 @@ const scheduleCache = new Map<string, ScheduledStopTime[]>();
  * Team scope: a duty is visible when its vehicle's or its driver's teams meet the caller's; the
  * other of the two, when of another team, is named by id only (no driver name, no fleet number).
  */
-export async function vehiclesOnDuty(db: Queryable, scope: GroupScope, now: Date): Promise<VehicleOnDuty[]> {
+export async function vehiclesOnDuty(db: Queryable, scope: GroupScope, now: Date, schedules: ScheduleMemo): Promise<VehicleOnDuty[]> {
   const rows = await db.query<DutyRow>(
     `SELECT d.duty_id, d.device_id, d.driver_id, CASE WHEN ${teamsVisibleSql('dr.teams', 3)} THEN dr.driver_name END AS driver_name,
             d.vehicle_id, CASE WHEN ${teamsVisibleSql('v.teams', 3)} THEN v.fleet_number END AS fleet_number, d.signed_on_at,
@@ -105,7 +112,7 @@ export async function vehiclesOnDuty(db: Queryable, scope: GroupScope, now: Date
       const event = lastEvents.find((e) => e.device_id === r.device_id);
       let delay: number | null = null;
       if (event) {
-        const stops = await scheduleOf(db, scope.groupId, r.service_date, r.trip_id, r.start_time);
+        const stops = await scheduleOf(db, schedules, scope.groupId, r.service_date, r.trip_id, r.start_time);
         const st = stops.find((s) => s.stop_sequence === event.stop_sequence);
         const planned = event.event === 'departure' ? (st?.departure_at ?? st?.arrival_at) : (st?.arrival_at ?? st?.departure_at);
         if (planned) delay = Math.round((event.at.getTime() - planned.getTime()) / 1000);
@@ -126,13 +133,12 @@ export async function vehiclesOnDuty(db: Queryable, scope: GroupScope, now: Date
   return out;
 }
 
-async function scheduleOf(db: Queryable, groupId: string, serviceDate: string, tripId: string, startTime: number | null): Promise<ScheduledStopTime[]> {
+async function scheduleOf(db: Queryable, schedules: ScheduleMemo, groupId: string, serviceDate: string, tripId: string, startTime: number | null): Promise<ScheduledStopTime[]> {
   const key = `${groupId}|${serviceDate}|${tripId}|${startTime ?? ''}|${await versionInForce(db, groupId, serviceDate)}`;
-  let stops = scheduleCache.get(key);
+  let stops = schedules.get(key);
   if (!stops) {
     stops = await tripStopTimes(db, groupId, serviceDate, tripId, startTime === null ? {} : { startTime });
-    if (scheduleCache.size > 5000) scheduleCache.clear();
-    scheduleCache.set(key, stops);
+    schedules.set(key, stops);
   }
   return stops;
 }

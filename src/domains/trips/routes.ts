@@ -23,7 +23,7 @@ import { ref } from '../../platform/http/components.js';
 import { EARLY_BEFORE_SECONDS, LATE_AFTER_SECONDS, tripTrackingStats } from './stats.js';
 import { ARRIVAL_BEFORE_M, DEPARTURE_BEYOND_M, DEPARTURE_CLEAR_M, KM_DEADBAND_M, OFF_KM_DEADBAND_M, STOP_RADIUS_M } from './passages.js';
 import {
-  GPS_GAP_SECONDS, NOT_DONE_AFTER_SECONDS, OFF_ITINERARY_M, STOP_STATUSES, TRIP_CLOSE_AFTER_SECONDS, TRIP_STATUSES, startTrackingWorker,
+  GPS_GAP_SECONDS, NOT_DONE_AFTER_SECONDS, OFF_ITINERARY_M, STOP_STATUSES, TRIP_CLOSE_AFTER_SECONDS, TRIP_STATUSES,
 } from './tracking.js';
 
 const CsvResponse = { description: 'CSV', content: { 'text/csv': { schema: Type.String() } } };
@@ -60,9 +60,6 @@ async function timezoneOf(db: Db, groupId: string): Promise<string> {
 export async function tripRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const ctx = app.ctx;
-  // Tracking left dirty by a failed or interrupted refresh is recomputed in the background.
-  const stopWorker = startTrackingWorker(ctx);
-  app.addHook('onClose', stopWorker);
 
   app.get('/groups/:group_id/trips', {
     schema: op(

@@ -28,6 +28,7 @@
  *   see TRIP_STATUSES and STOP_STATUSES.
  */
 import type { AppContext } from '../../platform/context.js';
+import type { Service } from '../../platform/lifecycle.js';
 import type { Db, Queryable, Tx } from '../../platform/db/index.js';
 import { tripStopTimes, tripsOnServiceDate, type ScheduledTrip } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
@@ -167,22 +168,66 @@ const REFRESH_REST = 2;
  */
 export const REFRESH_CHUNK = 500;
 
-interface RefreshQueue {
-  pending: Map<string, Map<string, TripRef>>;
-  running: Promise<void> | undefined;
-}
-const queues = new WeakMap<AppContext, RefreshQueue>();
-
 /**
- * Recomputes soon after an ingest commit, without holding up the device's answer; a failure is
- * logged, and the trip stays in the queue for the worker and the next read.
+ * The refresh of trip tracking of an app (a service of buildApp): the refresh after ingest
+ * (refreshSoon: touched trips gather in a queue that one loop drains, at the pace above) and the
+ * worker, which every `intervalMs` recomputes the trips still marked dirty (a refresh after commit
+ * that failed, or was cut by a restart). close() stops the worker and waits for both.
  */
-export function refreshSoon(ctx: AppContext, groupId: string, trips: readonly TripRef[]): void {
-  if (trips.length === 0) return;
-  const q = queues.get(ctx) ?? queues.set(ctx, { pending: new Map(), running: undefined }).get(ctx)!;
-  const mine = q.pending.get(groupId) ?? q.pending.set(groupId, new Map()).get(groupId)!;
-  for (const t of trips) mine.set(`${t.service_date} ${t.trip_id}`, t);
-  q.running ??= drain(ctx, q).finally(() => (q.running = undefined));
+export class TrackingRefresh implements Service {
+  private readonly pending = new Map<string, Map<string, TripRef>>();
+  private draining: Promise<void> | undefined;
+  private worker: Promise<unknown> = Promise.resolve();
+  private busy = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ctx: Pick<AppContext, 'db' | 'log'>, private readonly intervalMs = 5000) {}
+
+  /**
+   * Recomputes soon after an ingest commit, without holding up the device's answer; a failure is
+   * logged, and the trip stays in the queue for the worker and the next read.
+   */
+  refreshSoon(groupId: string, trips: readonly TripRef[]): void {
+    if (trips.length === 0) return;
+    const mine = this.pending.get(groupId) ?? this.pending.set(groupId, new Map()).get(groupId)!;
+    for (const t of trips) mine.set(`${t.service_date} ${t.trip_id}`, t);
+    this.draining ??= this.drain().finally(() => (this.draining = undefined));
+  }
+
+  private async drain(): Promise<void> {
+    let next = 0;
+    while (this.pending.size > 0) {
+      const wait = next - Date.now();
+      await new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)));
+      const started = Date.now();
+      const round = [...this.pending];
+      this.pending.clear();
+      for (const [groupId, byKey] of round) {
+        await refreshRound(this.ctx.db, groupId, [...byKey.values()], (err) => this.ctx.log.warn({ err }, 'trip tracking refresh failed; the worker retries'));
+      }
+      const took = Date.now() - started;
+      next = started + Math.max(REFRESH_ROUND_MS, took * (1 + REFRESH_REST));
+    }
+  }
+
+  async start(): Promise<void> {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      // While the refresh after ingest runs, it is the one draining (at its bounded pace).
+      if (this.busy || this.draining) return;
+      this.busy = true;
+      this.worker = refreshDirty(this.ctx.db, { limit: 500 })
+        .catch((err: unknown) => this.ctx.log.warn({ err }, 'trip tracking worker failed'))
+        .finally(() => (this.busy = false));
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.worker;
+    await this.draining;
+  }
 }
 
 /**
@@ -196,45 +241,6 @@ export async function refreshRound(db: Db, groupId: string, trips: readonly Trip
     const done = refreshDirty(db, { groupId, dates: [...new Set(chunk.map((t) => t.service_date))], tripIds: [...new Set(chunk.map((t) => t.trip_id))] });
     await (onError ? done.catch(onError) : done);
   }
-}
-
-async function drain(ctx: AppContext, q: RefreshQueue): Promise<void> {
-  let next = 0;
-  while (q.pending.size > 0) {
-    const wait = next - Date.now();
-    await new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)));
-    const started = Date.now();
-    const round = [...q.pending];
-    q.pending.clear();
-    for (const [groupId, byKey] of round) {
-      await refreshRound(ctx.db, groupId, [...byKey.values()], (err) => ctx.log.warn({ err }, 'trip tracking refresh failed; the worker retries'));
-    }
-    const took = Date.now() - started;
-    next = started + Math.max(REFRESH_ROUND_MS, took * (1 + REFRESH_REST));
-  }
-}
-
-/**
- * The worker loop: drains the queue every `intervalMs` (trips whose refresh after commit failed
- * or was cut by a restart). The function it returns stops the loop and waits for running work.
- */
-export function startTrackingWorker(ctx: AppContext, intervalMs = 5000): () => Promise<void> {
-  let running: Promise<unknown> = Promise.resolve();
-  let busy = false;
-  const timer = setInterval(() => {
-    // While the refresh after ingest runs, it is the one draining (at its bounded pace).
-    if (busy || queues.get(ctx)?.running) return;
-    busy = true;
-    running = refreshDirty(ctx.db, { limit: 500 })
-      .catch((err: unknown) => ctx.log.warn({ err }, 'trip tracking worker failed'))
-      .finally(() => (busy = false));
-  }, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-    await queues.get(ctx)?.running;
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

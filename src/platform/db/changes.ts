@@ -35,6 +35,7 @@ interface WatchState extends Watch {
   reads(table: string): boolean;
 }
 
+/** The change feed of a database handle (`db.changes`: one per Db, as its LISTEN connection is the Db's). */
 export class ChangeFeed {
   private readonly watches: WatchState[] = [];
   private up = false;
@@ -46,7 +47,7 @@ export class ChangeFeed {
   /** True while notifications are heard: only then may a value be cached. */
   get live(): boolean {
     // Listening once is enough: the Db reconnects by itself and tells us (onConnection).
-    if (!this.listening && !this.starting) this.starting = this.start();
+    if (!this.listening && !this.starting) void this.start();
     return this.up;
   }
 
@@ -119,7 +120,18 @@ export class ChangeFeed {
     this.announcing.unref();
   }
 
-  private async start(): Promise<void> {
+  /**
+   * Starts listening (buildApp starts it with the app; a first use starts it too). A failure leaves
+   * the feed not live (nothing cached) and the next use tries again.
+   */
+  async start(): Promise<void> {
+    if (this.listening) return;
+    if (this.starting) return this.starting;
+    this.starting = this.listen();
+    return this.starting;
+  }
+
+  private async listen(): Promise<void> {
     try {
       // Listens for the life of the Db (its close ends the listener).
       await this.db.listen(CHANGE_CHANNEL, (payload) => this.changed(payload), (up) => {
@@ -137,16 +149,4 @@ export class ChangeFeed {
     }
   }
 
-}
-
-const feeds = new WeakMap<Db, ChangeFeed>();
-
-/** The change feed of a database handle (one per Db, made on first use). */
-export function changesOf(db: Db): ChangeFeed {
-  let f = feeds.get(db);
-  if (!f) {
-    f = new ChangeFeed(db);
-    feeds.set(db, f);
-  }
-  return f;
 }

@@ -12,6 +12,7 @@
  * All creations and drops of every instance take one advisory lock, so two instances never race.
  */
 import type { Clock } from '../clock.js';
+import type { Service } from '../lifecycle.js';
 import { HttpError } from '../http/errors.js';
 import type { Db, Queryable } from './types.js';
 
@@ -46,10 +47,6 @@ export function partitionName(table: PartitionedTable, at: Date): string {
   return `${table}_p${PARTITIONED[table] === 'day' ? iso.slice(0, 10).replaceAll('-', '') : iso.slice(0, 7).replace('-', '')}`;
 }
 
-/** Partitions known to exist, per database handle: ingest asks the database only for a new one. */
-const known = new WeakMap<Db, Set<string>>();
-const knownOf = (db: Db) => known.get(db) ?? known.set(db, new Set()).get(db)!;
-
 /**
  * Makes sure the partitions holding these instants exist (one short transaction when one is
  * missing). Making a partition locks its parent against every reader and writer: it waits at most
@@ -58,8 +55,8 @@ const knownOf = (db: Db) => known.get(db) ?? known.set(db, new Set()).get(db)!;
  * rather than stall the ingest of every device queued behind it. Partitions made ahead keep this
  * off the common path.
  */
-export async function ensurePartitions(db: Db, wanted: readonly { table: PartitionedTable; at: Date }[]): Promise<void> {
-  const set = knownOf(db);
+export async function ensurePartitions(db: Db, wanted: readonly { table: PartitionedTable; at: Date }[], known: Set<string> = new Set()): Promise<void> {
+  const set = known;
   const missing = new Map<string, { table: PartitionedTable; at: Date }>();
   for (const w of wanted) {
     const name = partitionName(w.table, w.at);
@@ -115,7 +112,7 @@ function partitionEnd(table: PartitionedTable, name: string): Date | null {
  * table, a long export): the round fails and is tried again next round rather than stall the
  * ingest queued behind it.
  */
-export async function maintainPartitions(db: Db, clock: Clock, s: Pick<PartitionSettings, 'positionsRetentionDays'>): Promise<MaintenanceResult> {
+export async function maintainPartitions(db: Db, clock: Clock, s: Pick<PartitionSettings, 'positionsRetentionDays'>, known: Set<string> = new Set()): Promise<MaintenanceResult> {
   const now = clock.now().getTime();
   return db.transaction(async (tx) => {
     await tx.query("SET LOCAL lock_timeout = '5s'");
@@ -143,7 +140,7 @@ export async function maintainPartitions(db: Db, clock: Clock, s: Pick<Partition
     }
     return { created, dropped };
   }).then((r) => {
-    const set = knownOf(db);
+    const set = known;
     for (const n of r.created) set.add(n);
     for (const n of r.dropped) set.delete(n);
     return r;
@@ -156,32 +153,44 @@ const quote = (name: string) => {
 };
 
 /**
- * Runs maintainPartitions now and every `checkSeconds`. `ready` settles after the first round (a
- * start waits for it: the partitions of today exist before the first report). The function
- * returned stops the loop and waits for a running round.
+ * The partitions of an app (a service of buildApp): it runs maintainPartitions at start (the app is
+ * ready once today's partitions exist) and every `checkSeconds`, and remembers the partitions known
+ * to exist, so ingest asks the database only for a new one (ensure).
  */
-export function startPartitionMaintainer(
-  o: { db: Db; clock: Clock; settings: PartitionSettings; onError: (err: unknown) => void; onRound?: (r: MaintenanceResult) => void },
-): { ready: Promise<void>; stop: () => Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
-  let busy = false;
-  const round = () => {
-    busy = true;
-    running = maintainPartitions(o.db, o.clock, o.settings)
-      .then((r) => o.onRound?.(r), o.onError)
-      .finally(() => (busy = false));
-    return running;
-  };
-  const ready = round();
-  const timer = setInterval(() => {
-    if (!busy) void round();
-  }, o.settings.checkSeconds * 1000);
-  timer.unref();
-  return {
-    ready,
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
-  };
+export class Partitions implements Service {
+  private readonly known = new Set<string>();
+  private running: Promise<void> = Promise.resolve();
+  private busy = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly o: { db: Db; clock: Clock; settings: PartitionSettings; onError: (err: unknown) => void; onRound?: (r: MaintenanceResult) => void }) {}
+
+  /** Makes sure the partitions holding these instants exist (ensurePartitions). */
+  ensure(wanted: readonly { table: PartitionedTable; at: Date }[]): Promise<void> {
+    return ensurePartitions(this.o.db, wanted, this.known);
+  }
+
+  private round(): Promise<void> {
+    this.busy = true;
+    this.running = maintainPartitions(this.o.db, this.o.clock, this.o.settings, this.known)
+      .then((r) => this.o.onRound?.(r), this.o.onError)
+      .finally(() => (this.busy = false));
+    return this.running;
+  }
+
+  /** The first round now (awaited), then one every checkSeconds. */
+  async start(): Promise<void> {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (!this.busy) void this.round();
+    }, this.o.settings.checkSeconds * 1000);
+    this.timer.unref();
+    await this.round();
+  }
+
+  /** Stops the loop and waits for a running round. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
 }

@@ -1,6 +1,7 @@
 /** Embedded PostgreSQL (PGlite, WebAssembly): one connection, transactions serialised. */
 import { mkdirSync } from 'node:fs';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
+import { ChangeFeed } from './changes.js';
 import { cursorStream } from './cursor.js';
 import { copyColumns, copyText, quoteIdent, withSavepoint, type Db, type Tx } from './types.js';
 
@@ -60,6 +61,7 @@ class PgliteTx implements Tx {
 
 class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
+  readonly changes: ChangeFeed = new ChangeFeed(this);
   constructor(readonly pg: PGlite) {}
 
   async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {

@@ -5,6 +5,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
+import { ChangeFeed } from './changes.js';
 import { cursorStream } from './cursor.js';
 import { CHANGE_CHANNEL, copyColumns, quoteIdent, withLiterals, withSavepoint, type Db, type Tx } from './types.js';
 
@@ -98,6 +99,7 @@ interface Listener {
 
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
+  readonly changes: ChangeFeed = new ChangeFeed(this);
   private listener: Promise<Listener> | undefined;
   private closed = false;
 

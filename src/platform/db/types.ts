@@ -6,6 +6,8 @@
  * Types are normalised on both engines: int8 and numeric → number, date → 'YYYY-MM-DD' string,
  * timestamptz → Date, json/jsonb → parsed value, arrays → arrays.
  */
+import type { ChangeFeed } from './changes.js';
+
 export type Row = Record<string, unknown>;
 
 export interface Queryable {
@@ -26,6 +28,8 @@ export interface Tx extends Queryable {
 
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  /** What this instance hears of committed changes (changes.ts): one per handle, ended by close(). */
+  readonly changes: ChangeFeed;
   /** One transaction: committed when fn resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**

@@ -15,7 +15,7 @@
 import { gzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WatchedCache } from '../cache.js';
-import { ANNOUNCED_TABLES, changesOf } from '../db/changes.js';
+import { ANNOUNCED_TABLES } from '../db/changes.js';
 import type { GroupScope } from './access.js';
 
 /**
@@ -77,7 +77,7 @@ function scopeKey(s: GroupScope | null): string {
 
 export function readCachePlugin(app: FastifyInstance): void {
   const ctx = app.ctx;
-  const feed = changesOf(ctx.db);
+  const feed = ctx.db.changes;
 
   app.addHook('onRoute', (route) => {
     const reads = (route.schema as { 'x-cache'?: CacheReads } | undefined)?.['x-cache'];

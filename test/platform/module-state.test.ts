@@ -1,0 +1,69 @@
+/**
+ * No module-level state holds per-app work (issue #18 §3): background work and what it keeps are
+ * objects made by buildApp (appContext in src/app.ts), started and closed with the app. A scan of
+ * src/ for a module-level `new Map`, `new WeakMap`, `new Set` or mutable `let`: each one found is
+ * either a pure cache (the same for every app: a constant computed once, a memo of a pure
+ * function) listed here with its reason, or a failure.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = join(import.meta.dirname, '../../src');
+
+/** `file: name` → why it may live in the module. */
+const ALLOWED: Record<string, string> = {
+  'src/platform/http/components.ts: registry': 'the named schemas, declared when their modules load: the same for every app',
+  'src/platform/ids.ts: counter': 'the ObjectId counter, per process by the ObjectId layout (with the process id and a random value)',
+  'src/platform/db/postgres.ts: names': 'prepared statement names by SQL text: a pure function of the text, bounded',
+  'src/domains/feeds/siri/build.ts: formatters': 'time formatters by time zone: pure, a few',
+  'src/domains/gtfs/import/files.ts: GTFS_FILE_NAMES': 'a constant (ReadonlySet)',
+  'src/domains/auth/passwords.ts: dummy': 'one dummy hash, computed once, verified against for unknown emails (equal timing): a constant',
+  'src/domains/trips/tracking.ts: running':
+    'recomputations under way per database handle, chained per trip so an older reading never overwrites a newer one: the readers (trip object, stats, exports, feeds, predictions) receive only the Db. Not yet owned by the app (issue #18 §3 left open)',
+  'src/domains/trips/tracking/round.ts: caches':
+    'scheduled stop times and shapes per database handle (bounded, keyed by GTFS version, which never changes once imported): reached through the Db like `running`. Not yet owned by the app (issue #18 §3 left open)',
+};
+
+const MUTABLE = /^(?:export\s+)?(?:(?:const|let|var)\s+(\w+)\s*(?::[^=]+)?=\s*new\s+(?:Weak)?(?:Map|Set)\b|(?:let|var)\s+(\w+))/;
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) return files(p);
+    return /\.ts$/.test(e.name) && !e.name.endsWith('.d.ts') ? [p] : [];
+  });
+}
+
+/** Module-level declarations of mutable state: `file: name`. */
+function moduleState(): string[] {
+  const found: string[] = [];
+  for (const file of files(SRC)) {
+    const rel = relative(join(SRC, '..'), file).replaceAll('\\', '/');
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      // Module level: not indented (the code is formatted; a declaration inside a block is indented).
+      const m = MUTABLE.exec(line);
+      if (m) found.push(`${rel}: ${m[1] ?? m[2]}`);
+    }
+  }
+  return found.sort();
+}
+
+describe('module-level state', () => {
+  it('src/ holds none besides the pure caches listed, each with its reason', () => {
+    const found = moduleState();
+    expect(found.filter((k) => !(k in ALLOWED))).toEqual([]);
+  });
+
+  it('every entry of the allow-list is still there (an entry left after its state went is removed)', () => {
+    const found = new Set(moduleState());
+    expect(Object.keys(ALLOWED).filter((k) => !found.has(k))).toEqual([]);
+  });
+
+  it('the scan sees what it is meant to see', () => {
+    expect(MUTABLE.exec('const queues = new WeakMap<AppContext, Q>();')?.[1]).toBe('queues');
+    expect(MUTABLE.exec('export const x: Map<string, number> = new Map();')?.[1]).toBe('x');
+    expect(MUTABLE.exec('let busy = false;')?.[2]).toBe('busy');
+    expect(MUTABLE.exec('  const local = new Map();')).toBeNull();
+  });
+});
