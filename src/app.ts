@@ -16,6 +16,7 @@ import type { AppContext, RouteEntry } from './platform/context.js';
 import type { Access } from './platform/http/access.js';
 import type { Db } from './platform/db/index.js';
 import { HttpError, ValidationError, listedIssues } from './platform/http/errors.js';
+import type { ErrorCode } from './platform/http/error-codes.js';
 import { components } from './platform/http/components.js';
 import { metricsPlugin } from './platform/http/metrics.js';
 import { securityPlugin } from './platform/http/security.js';
@@ -239,7 +240,7 @@ export function appContext(base: Omit<AppContext, 'services'>): AppContext {
   return ctx;
 }
 
-const FASTIFY_CODES: Record<string, string> = {
+const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PayloadTooLarge',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UnsupportedMediaType',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'EmptyBody',

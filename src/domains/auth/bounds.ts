@@ -8,7 +8,7 @@
  * Teams: null is the whole group; a list limits to those teams. An empty list written by a client
  * means the whole group too, so it is "wider" than any list.
  */
-import { HttpError } from '../../platform/http/errors.js';
+import { fail } from '../../platform/http/errors.js';
 import type { GroupScope, Principal, Scope } from '../../platform/http/access.js';
 
 type Teams = readonly string[] | null;
@@ -33,7 +33,7 @@ export function intersectTeams(a: Teams, b: Teams): Teams {
 }
 
 export const widerThanCaller = (what: string, caller: Teams) =>
-  new HttpError(403, 'ForbiddenDifferentTeam', `${what} reaches beyond your teams (${(caller ?? []).join(', ')}): you are limited to them, and what you create or change must be too`);
+  fail('ForbiddenDifferentTeam', `${what} reaches beyond your teams (${(caller ?? []).join(', ')}): you are limited to them, and what you create or change must be too`);
 
 /**
  * A team-limited caller may only create or change what lies within its teams: `teams` are the
@@ -62,7 +62,7 @@ export function keyScopes(creator: Pick<Principal, 'scopes'>, asked: readonly Sc
   if (asked === undefined) return [...creator.scopes];
   const beyond = asked.filter((s) => !creator.scopes!.includes(s));
   if (beyond.length > 0) {
-    throw new HttpError(403, 'ScopeNotAllowed', `Your session is limited to the scopes ${creator.scopes.join(', ')}; a key you make cannot have ${beyond.join(', ')}`);
+    throw fail('ScopeNotAllowed', `Your session is limited to the scopes ${creator.scopes.join(', ')}; a key you make cannot have ${beyond.join(', ')}`);
   }
   return [...asked];
 }

@@ -5,7 +5,7 @@
  */
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
-import { HttpError, errors, invalid } from '../../platform/http/errors.js';
+import { errors, fail, invalid } from '../../platform/http/errors.js';
 import type { Access, GroupScope, Principal, Role, Scope } from '../../platform/http/access.js';
 import { cachePerDb } from '../../platform/cache.js';
 import { hashSecret, newSecret, objectId } from '../../platform/ids.js';
@@ -54,7 +54,7 @@ export async function login(ctx: AppContext, input: LoginInput): Promise<LoginRe
   const ok = await verifyPassword(user?.password_hash ?? null, input.password);
   if (!user || !ok) {
     await recordLoginFailure(ctx, attempt, now);
-    throw new HttpError(401, 'WrongLogin', 'The email and password do not match');
+    throw fail('WrongLogin', 'The email and password do not match');
   }
   await recordLoginSuccess(ctx.db, attempt);
 
@@ -63,7 +63,7 @@ export async function login(ctx: AppContext, input: LoginInput): Promise<LoginRe
     [user.user_id],
   );
   if (!user.superuser && groups.length > 0 && groups.every((g) => g.auth.provider === 'auth0')) {
-    throw new HttpError(403, 'Auth0LoginRequired', 'Your groups log in through their OpenID Connect provider: see GET /auth/provider?group_id=…');
+    throw fail('Auth0LoginRequired', 'Your groups log in through their OpenID Connect provider: see GET /auth/provider?group_id=…');
   }
 
   let device: { group_id: string; device_id: string } | undefined;
@@ -537,7 +537,7 @@ export async function authorizeGroup(ctx: AppContext, p: Principal, groupId: str
     if (!ok) throw errors.unauthenticated(`This token was not issued for group ${JSON.stringify(groupId)}`);
   }
   if (p.via === 'session' && group.auth.provider === 'auth0' && !p.superuser) {
-    throw new HttpError(403, 'Auth0LoginRequired', `Group ${JSON.stringify(groupId)} logs in through OpenID Connect: send the provider's JWT as a bearer token`);
+    throw fail('Auth0LoginRequired', `Group ${JSON.stringify(groupId)} logs in through OpenID Connect: send the provider's JWT as a bearer token`);
   }
 
   let role: Role;

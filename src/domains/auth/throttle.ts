@@ -18,7 +18,7 @@
  */
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
-import { HttpError } from '../../platform/http/errors.js';
+import { fail } from '../../platform/http/errors.js';
 
 export interface LoginAttempt {
   email: string;
@@ -73,7 +73,7 @@ export async function checkLoginThrottle(ctx: AppContext, attempt: LoginAttempt,
   }
   if (blocks.length === 0) return;
   const retryAfter = Math.max(1, Math.ceil((Math.max(...blocks.map((b) => b.until)) - now.getTime()) / 1000));
-  throw new HttpError(429, 'TooManyLoginAttempts', `${blocks[0]!.why}; try again in ${retryAfter} s`, { 'retry-after': String(retryAfter) });
+  throw fail('TooManyLoginAttempts', `${blocks[0]!.why}; try again in ${retryAfter} s`, { 'retry-after': String(retryAfter) });
 }
 
 /** A wrong password (or an unknown email): counted for the pair, the address and the account. */

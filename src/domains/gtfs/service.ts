@@ -6,7 +6,7 @@
  */
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
-import { HttpError, errors } from '../../platform/http/errors.js';
+import { errors, fail } from '../../platform/http/errors.js';
 import { publishedGtfsId } from './publications.js';
 import { refreshOrphans } from './rail/service.js';
 import type { CalendarRecord, GtfsVersionRecord } from './schemas.js';
@@ -158,7 +158,7 @@ function calendarRecord(r: CalendarRow): CalendarRecord {
 /** spec: Errors, 422 InvalidGTFSId on the calendars list. */
 export async function listCalendars(db: Queryable, groupId: string, gtfsId: string): Promise<CalendarRecord[]> {
   const v = await findVersion(db, groupId, gtfsId);
-  if (!v) throw new HttpError(422, 'InvalidGTFSId', `GTFS version ${JSON.stringify(gtfsId)} does not exist in this group`);
+  if (!v) throw fail('InvalidGTFSId', `GTFS version ${JSON.stringify(gtfsId)} does not exist in this group`);
   return calendars(db, groupId, v.id, null);
 }
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
-import { HttpError, ValidationError, invalid } from '../../platform/http/errors.js';
+import { fail, HttpError, invalid, ValidationError } from '../../platform/http/errors.js';
 
 /** Content types taken as a raw zip body. */
 export const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed', 'application/octet-stream'];
@@ -23,13 +23,13 @@ export interface Upload {
   discard(): Promise<void>;
 }
 
-const tooLarge = (limit: number) => new HttpError(413, 'PayloadTooLarge', `The GTFS upload is larger than the limit of ${limit} bytes (GTFS_MAX_UPLOAD_BYTES)`);
+const tooLarge = (limit: number) => fail('PayloadTooLarge', `The GTFS upload is larger than the limit of ${limit} bytes (GTFS_MAX_UPLOAD_BYTES)`);
 
 export async function receiveUpload(req: FastifyRequest, limit: number): Promise<Upload> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   if (!req.isMultipart()) {
-    if (!(req.body instanceof Readable)) throw new HttpError(415, 'UnsupportedMediaType', `Send the GTFS zip as ${ZIP_TYPES.join(', ')}, or as the one file of a multipart/form-data form`);
+    if (!(req.body instanceof Readable)) throw fail('UnsupportedMediaType', `Send the GTFS zip as ${ZIP_TYPES.join(', ')}, or as the one file of a multipart/form-data form`);
     const path = await spool(req.body, limit);
     return { path, name: undefined, discard: () => rm(path, { force: true }) };
   }

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { DEFAULT_BATCH_MS } from '../../config.js';
 import { OFFICE, type Access, type Principal } from '../../platform/http/access.js';
-import { ErrorBody, HttpError, errors } from '../../platform/http/errors.js';
+import { ErrorBody, errors, fail, HttpError } from '../../platform/http/errors.js';
 import { ref } from '../../platform/http/components.js';
 import { GroupParams } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
@@ -86,7 +86,7 @@ export async function liveRoutes(fastify: FastifyInstance) {
       }
     },
     handler: async () => {
-      throw new HttpError(426, 'UpgradeRequired', 'Open this URL as a WebSocket (Upgrade: websocket)', { upgrade: 'websocket' });
+      throw fail('UpgradeRequired', 'Open this URL as a WebSocket (Upgrade: websocket)', { upgrade: 'websocket' });
     },
     wsHandler: (socket: WebSocket, req: FastifyRequest) => {
       const groupId = (req.params as { group_id: string }).group_id;

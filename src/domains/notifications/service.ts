@@ -6,7 +6,7 @@
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
-import { HttpError, invalid } from '../../platform/http/errors.js';
+import { fail, invalid } from '../../platform/http/errors.js';
 import { forbiddenDifferentTeam, teamParam, teamsVisible } from '../../platform/http/teams.js';
 import { objectId } from '../../platform/ids.js';
 import { deviceTeams } from '../fleet/devices.js';
@@ -62,7 +62,7 @@ export async function sendSms(ctx: AppContext, scope: GroupScope, input: SmsBody
     [scope.groupId, notificationId, outcome.status, outcome.status === 'failed' ? outcome.error : null, outcome.status === 'sent' ? outcome.providerMessageId : null, outcome.status === 'sent' ? ctx.clock.now() : null],
   );
   const record = smsRecord(rows[0]!);
-  if (outcome.status === 'failed') throw new HttpError(502, 'SmsNotSent', `The SMS was not sent: ${outcome.error}`, {}, { notification: record });
+  if (outcome.status === 'failed') throw fail('SmsNotSent', `The SMS was not sent: ${outcome.error}`, {}, { notification: record });
   return record;
 }
 

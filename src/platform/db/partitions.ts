@@ -13,7 +13,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { Service } from '../lifecycle.js';
-import { HttpError } from '../http/errors.js';
+import { fail } from '../http/errors.js';
 import type { Db, Queryable } from './types.js';
 
 export type PartitionedTable = 'positions' | 'trip_events' | 'passenger_counts';
@@ -74,7 +74,7 @@ export async function ensurePartitions(db: Db, wanted: readonly { table: Partiti
     });
   } catch (err) {
     if ((err as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE) {
-      throw new HttpError(503, 'PartitionBusy', `the partition for these reports could not be made within ${PARTITION_LOCK_TIMEOUT_SECONDS} s (a long reader or another instance holds the table); ` +
+      throw fail('PartitionBusy', `the partition for these reports could not be made within ${PARTITION_LOCK_TIMEOUT_SECONDS} s (a long reader or another instance holds the table); ` +
         `nothing was stored: send the batch again after Retry-After seconds`, { 'retry-after': String(PARTITION_RETRY_AFTER_SECONDS) });
     }
     throw err;

@@ -3,6 +3,7 @@
  * it in this order: credential → group exists → role in the group → role allowed → features →
  * scope; the team scope is then handed to the data layer.
  */
+import type { CodeOf } from './error-codes.js';
 export const ROLES = ['admin', 'operator', 'external_reader', 'limited_reader', 'regulator', 'reader', 'technical', 'driver'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -42,7 +43,7 @@ export type Access =
   | { kind: 'superuser'; scope: Scope }
   /** A role in the group of the path. `roleError` is the 403 code when the role is not allowed. */
   | {
-      kind: 'group'; roles: readonly Role[]; roleError: string; scope: Scope; features?: readonly Feature[]; unauthenticatedCode?: string;
+      kind: 'group'; roles: readonly Role[]; roleError: CodeOf<403>; scope: Scope; features?: readonly Feature[]; unauthenticatedCode?: string;
       /**
        * A WebSocket route: on an upgrade request the hook leaves the credential and the role to the
        * route, which checks them after the upgrade (a first message may carry the credential) and
@@ -56,7 +57,7 @@ export const anyCredential = (scope?: Scope): Access => ({ kind: 'credential', .
 export const superuserOnly = (scope: Scope = 'admin'): Access => ({ kind: 'superuser', scope });
 export const groupRoles = (
   roles: readonly Role[],
-  roleError: string,
+  roleError: CodeOf<403>,
   scope: Scope,
   features?: readonly Feature[],
 ): Access => ({ kind: 'group', roles, roleError, scope, ...(features ? { features } : {}) });

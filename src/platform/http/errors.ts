@@ -6,24 +6,30 @@
  */
 import { Type, type Static } from 'typebox';
 import { component } from './components.js';
+import { ERROR_CODES, type CodeOf, type ErrorCode } from './error-codes.js';
 
+/** An error answer of a registry code (error-codes.ts): its status comes from there. Throw `fail(code, detail)`. */
 export class HttpError extends Error {
+  readonly status: number;
   constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
+    readonly code: ErrorCode,
+    message: string = ERROR_CODES[code].description,
     readonly headers: Record<string, string> = {},
     /** Extra machine-readable fields added to the body (e.g. a list of import errors). */
     readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = 'HttpError';
+    this.status = ERROR_CODES[code].status;
   }
 
   body(): ErrorBody {
     return { ...this.extra, detail: this.message, code: this.code };
   }
 }
+
+/** The error to throw for a registry code; `detail` (default: the code's description) says what happened. */
+export const fail = (code: ErrorCode, detail?: string, headers?: Record<string, string>, extra?: Record<string, unknown>): HttpError => new HttpError(code, detail, headers, extra);
 
 export interface ValidationIssue {
   loc: (string | number)[];
@@ -114,13 +120,14 @@ export const HTTPValidationError = component('HTTPValidationError', Type.Object(
 ));
 
 // Common errors, one constructor each, so the names stay consistent everywhere.
+// Common errors, one constructor each, so the messages stay consistent everywhere; the codes are
+// the registry's, checked against the status the helper names.
 export const errors = {
-  unauthenticated: (why = 'A valid credential is required') => new HttpError(401, 'Unauthenticated', why, { 'www-authenticate': 'Bearer' }),
-  groupNotFound: (groupId: string) => new HttpError(404, 'GroupNotFound', `Group ${JSON.stringify(groupId)} does not exist`),
-  noRole: (groupId: string) => new HttpError(403, 'NoRole', `You have no role in group ${JSON.stringify(groupId)}`),
-  notFound: (code: string, what: string) => new HttpError(404, code, what),
-  forbidden: (code: string, why: string) => new HttpError(403, code, why),
-  conflict: (code: string, why: string) => new HttpError(409, code, why),
-  notImplemented: (what: string) =>
-    new HttpError(501, 'NotImplemented', `Not implemented yet: ${what}. The endpoint is registered with its parameters, which are already validated.`),
+  unauthenticated: (why = 'A valid credential is required') => fail('Unauthenticated', why, { 'www-authenticate': 'Bearer' }),
+  groupNotFound: (groupId: string) => fail('GroupNotFound', `Group ${JSON.stringify(groupId)} does not exist`),
+  noRole: (groupId: string) => fail('NoRole', `You have no role in group ${JSON.stringify(groupId)}`),
+  notFound: (code: CodeOf<404>, what: string) => fail(code, what),
+  forbidden: (code: CodeOf<403>, why: string) => fail(code, why),
+  conflict: (code: CodeOf<409>, why: string) => fail(code, why),
+  notImplemented: (what: string) => fail('NotImplemented', `Not implemented yet: ${what}. The endpoint is registered with its parameters, which are already validated.`),
 };

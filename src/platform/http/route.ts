@@ -6,6 +6,7 @@
  */
 import type { TSchema } from 'typebox';
 import { ErrorBody, HTTPValidationError, errors as httpErrors } from './errors.js';
+import type { CodeOf, ErrorStatus } from './error-codes.js';
 import type { Access } from './access.js';
 import { ref } from './components.js';
 import type { CacheReads } from './read-cache.js';
@@ -35,8 +36,11 @@ export interface OpMeta {
   access: Access;
   documents: readonly Document[];
   deprecated?: boolean;
-  /** Endpoint-specific errors: status → error names with what they mean. */
-  errors?: Partial<Record<400 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 501 | 502 | 503, Record<string, string>>>;
+  /**
+   * Endpoint-specific errors: status → codes of the registry (error-codes.ts) with what they mean
+   * here; a code listed under another status than its own does not compile.
+   */
+  errors?: OpErrors;
   /** Content types of the request body, when not JSON. */
   consumes?: string[];
   /** Content types of the 200 answer, when not JSON. */
@@ -59,6 +63,8 @@ export interface OpMeta {
    */
   documentedBody?: TSchema;
 }
+
+export type OpErrors = { [S in ErrorStatus]?: Partial<Record<CodeOf<S>, string>> };
 
 export type OpSchema<S> = S & { 'x-access': Access; 'x-documents': readonly Document[] };
 

@@ -30,7 +30,7 @@ import helmet from 'helmet';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { Config } from '../../config.js';
-import { HttpError } from './errors.js';
+import { fail } from './errors.js';
 import type { RateLimitKind } from './route.js';
 
 /** The policy of every page and answer; swagger-ui's /docs sets its own, stricter-for-it one. */
@@ -139,7 +139,7 @@ export async function securityPlugin(app: FastifyInstance, config: Config): Prom
     // Runs after the auth hook (a route-level hook), so the caller is known.
     hook: 'preHandler',
     errorResponseBuilder: (_req, ctx) =>
-      new HttpError(429, 'TooManyRequests', `Too many requests: ${ctx.max} per minute allowed here. Retry after ${Math.ceil(ctx.ttl / 1000)} s.`),
+      fail('TooManyRequests', `Too many requests: ${ctx.max} per minute allowed here. Retry after ${Math.ceil(ctx.ttl / 1000)} s.`),
   });
 }
 

@@ -7,7 +7,7 @@
  * only records all of whose teams are theirs, and cannot leave a record without a team.
  */
 import type { GroupScope } from './access.js';
-import { HttpError } from './errors.js';
+import { fail } from './errors.js';
 
 type Scope = Pick<GroupScope, 'teams'>;
 
@@ -35,12 +35,12 @@ export function teamsWritable(scope: Scope, teams: readonly (string | null)[]): 
 }
 
 export const forbiddenDifferentTeam = (what: string) =>
-  new HttpError(403, 'ForbiddenDifferentTeam', `${what} belongs to a team outside your teams`);
+  fail('ForbiddenDifferentTeam', `${what} belongs to a team outside your teams`);
 
 /** Throws 403 ForbiddenDifferentTeam unless the caller may write a record with these teams. */
 export function requireWritableTeams(scope: Scope, teams: readonly (string | null)[], what: string): void {
   if (!teamsWritable(scope, teams)) {
-    throw new HttpError(403, 'ForbiddenDifferentTeam', `${what}: you are limited to the teams ${scope.teams!.join(', ')}; a record you write must belong to those teams only`);
+    throw fail('ForbiddenDifferentTeam', `${what}: you are limited to the teams ${scope.teams!.join(', ')}; a record you write must belong to those teams only`);
   }
 }
 

@@ -9,13 +9,13 @@
 import { Readable } from 'node:stream';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
 import type { GtfsLimits } from '../../../config.js';
-import { HttpError } from '../../../platform/http/errors.js';
+import { fail } from '../../../platform/http/errors.js';
 
 /** Entries below this size are not held to the ratio limit: they cannot expand to much. */
 const RATIO_CHECKED_FROM_BYTES = 1024 * 1024;
 
-export const invalidArchive = (why: string) => new HttpError(400, 'InvalidGtfsArchive', `The GTFS archive is refused: ${why}`);
-export const archiveTooLarge = (why: string) => new HttpError(413, 'GtfsArchiveTooLarge', `The GTFS archive is refused: ${why}`);
+export const invalidArchive = (why: string) => fail('InvalidGtfsArchive', `The GTFS archive is refused: ${why}`);
+export const archiveTooLarge = (why: string) => fail('GtfsArchiveTooLarge', `The GTFS archive is refused: ${why}`);
 
 export interface GtfsArchive {
   /** The GTFS files found (by file name, e.g. stops.txt), whether at the root or in one folder. */

@@ -4,7 +4,7 @@
  * line (the header is line 1), the field and the value. The first `max` of each are kept; the
  * totals and the count per code are always exact.
  */
-import { HttpError } from '../../../platform/http/errors.js';
+import { fail, HttpError } from '../../../platform/http/errors.js';
 
 export const PROBLEM_CODES = {
   missing_file: 'a required file is absent',
@@ -63,7 +63,7 @@ export class Problems {
   /** 422 InvalidGtfsFeed, carrying the lists. */
   refusal(): HttpError {
     const e = this.errors;
-    return new HttpError(422, 'InvalidGtfsFeed', `The GTFS feed is refused: ${e.count} error${e.count === 1 ? '' : 's'} (${Object.entries(e.by_code).map(([c, n]) => `${c}: ${n}`).join(', ')})`, {}, {
+    return fail('InvalidGtfsFeed', `The GTFS feed is refused: ${e.count} error${e.count === 1 ? '' : 's'} (${Object.entries(e.by_code).map(([c, n]) => `${c}: ${n}`).join(', ')})`, {}, {
       errors: e.items,
       error_count: e.count,
       error_counts: e.by_code,

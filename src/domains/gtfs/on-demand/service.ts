@@ -5,7 +5,7 @@
  */
 import type { AppContext } from '../../../platform/context.js';
 import type { Queryable, Tx } from '../../../platform/db/index.js';
-import { HttpError, errors, invalid } from '../../../platform/http/errors.js';
+import { errors, fail, invalid } from '../../../platform/http/errors.js';
 import type { CreateOnDemandRoute, OnDemandRoute, PatchOnDemandRoute, PublicOnDemandRoute } from './schemas.js';
 
 type Stop = OnDemandRoute['stops'][number];
@@ -36,7 +36,7 @@ const publicRecord = ({ route_id, name, short_name, description, color, text_col
 });
 
 /** One body for an unknown and an archived route, so the answer tells nothing about which it is. */
-const publicNotFound = () => new HttpError(404, 'OnDemandRouteNotFound', 'No active or inactive on-demand route has this route_id in this group');
+const publicNotFound = () => fail('OnDemandRouteNotFound', 'No active or inactive on-demand route has this route_id in this group');
 
 function checkStops(stops: readonly Stop[]) {
   const seen = new Map<string, number>();
