@@ -29,7 +29,8 @@ const THROWN = [
   /\bfail\(\s*'([A-Za-z0-9]+)'/g,
   /\berrors\.(?:notFound|forbidden|conflict)\(\s*'([A-Za-z0-9]+)'/g,
   /'([A-Z][A-Za-z0-9]*RoleRequired)'/g,
-  /\bcode: '([A-Z][A-Za-z0-9]+)'/g,
+  // An error name (CamelCase), not a system error code such as ENOTFOUND.
+  /\bcode: '([A-Z][a-z][A-Za-z0-9]*)'/g,
   /\bFST_ERR_[A-Z_]+: '([A-Za-z0-9]+)'/g,
 ];
 
