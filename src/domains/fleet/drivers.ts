@@ -5,27 +5,14 @@ import { violatedConstraint, type Queryable } from '../../platform/db/index.js';
 import type { GroupScope, Role } from '../../platform/http/access.js';
 import { errors } from '../../platform/http/errors.js';
 import { objectId } from '../../platform/ids.js';
-import { forbiddenDifferentTeam, teamParam, teamsVisible, teamsVisibleSql } from '../../platform/http/teams.js';
+import { forbiddenDifferentTeam, teamParam, teamsVisible } from '../../platform/http/teams.js';
 import type { CsvTable } from './datahub.js';
+import { insertDriver, selectDriver, selectDrivers, updateDriverRow, type DriverRow } from './queries/drivers.js';
 import { checkTeamsWrite } from './teams.js';
 import {
   DriverCode, DriverComment, DriverIdBody, DriverName, StaffNumber, Teams,
   type CreateDriverBody, type OperatorDriverRecord, type PatchDriverBody, type StandardDriverRecord,
 } from './schemas.js';
-
-interface DriverRow {
-  driver_id: string;
-  driver_name: string;
-  staff_number: string;
-  teams: string[];
-  comment: string | null;
-  archived: boolean;
-  code: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS = 'driver_id, driver_name, staff_number, teams, comment, archived, code, created_at, updated_at';
 
 /** spec: Resources, Driver: columns id;driver_name;staff_number;teams;comment;archived;code. */
 export const DRIVERS_CSV: CsvTable = {
@@ -71,8 +58,7 @@ const driverNotFound = (groupId: string, driverId: string) =>
   errors.notFound('DriverNotFound', `No driver ${JSON.stringify(driverId)} in group ${JSON.stringify(groupId)}`);
 
 async function findDriver(db: Queryable, groupId: string, driverId: string): Promise<DriverRow | null> {
-  const rows = await db.query<DriverRow>(`SELECT ${COLUMNS} FROM drivers WHERE group_id = $1 AND driver_id = $2`, [groupId, driverId.toLowerCase()]);
-  return rows[0] ?? null;
+  return selectDriver(db, groupId, driverId.toLowerCase());
 }
 
 /** The driver, if it exists and the caller's teams see it: 404 DriverNotFound, 403 ForbiddenDifferentTeam. */
@@ -96,12 +82,7 @@ export async function driverTeams(db: Queryable, groupId: string, driverId: stri
 
 /** spec: GET drivers: archived defaults to false (archived drivers excluded); driver_code filters. */
 export async function listDrivers(db: Queryable, scope: GroupScope, q: { archived: boolean; driver_code?: string | undefined }) {
-  const rows = await db.query<DriverRow>(
-    `SELECT ${COLUMNS} FROM drivers
-     WHERE group_id = $1 AND ${teamsVisibleSql('teams', 2)} AND archived = $3 AND ($4::text IS NULL OR code = $4)
-     ORDER BY driver_id`,
-    [scope.groupId, teamParam(scope), q.archived, q.driver_code ?? null],
-  );
+  const rows = await selectDrivers(db, scope.groupId, teamParam(scope), q.archived, q.driver_code ?? null);
   return rows.map(shapeFor(scope));
 }
 
@@ -122,12 +103,11 @@ export async function createDriver(ctx: AppContext, scope: GroupScope, input: Cr
   const now = ctx.clock.now();
   const driverId = input.driver_id?.toLowerCase() ?? objectId(now.getTime());
   try {
-    const rows = await ctx.db.query<DriverRow>(
-      `INSERT INTO drivers (group_id, driver_id, driver_name, staff_number, teams, comment, archived, code, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING ${COLUMNS}`,
-      [scope.groupId, driverId, input.driver_name, input.staff_number, teams, input.comment ?? null, input.archived ?? false, input.code ?? null, now],
-    );
-    return operatorRecord(rows[0]!);
+    const row = await insertDriver(ctx.db, scope.groupId, {
+      driver_id: driverId, driver_name: input.driver_name, staff_number: input.staff_number, teams,
+      comment: input.comment ?? null, archived: input.archived ?? false, code: input.code ?? null,
+    }, now);
+    return operatorRecord(row);
   } catch (err) {
     driverConflict(err, { driver_id: driverId, staff_number: input.staff_number }, scope.groupId);
   }
@@ -139,22 +119,11 @@ export async function updateDriver(ctx: AppContext, scope: GroupScope, driverId:
   await checkTeamsWrite(ctx.db, scope, `Driver ${current.driver_id}`, { current: current.teams, next: patch.teams });
   const set = (k: keyof PatchDriverBody) => patch[k] !== undefined;
   try {
-    const rows = await ctx.db.query<DriverRow>(
-      `UPDATE drivers SET
-         driver_name = COALESCE($3, driver_name),
-         staff_number = COALESCE($4, staff_number),
-         teams = COALESCE($5, teams),
-         comment = CASE WHEN $6 THEN $7 ELSE comment END,
-         archived = COALESCE($8, archived),
-         code = CASE WHEN $9 THEN $10 ELSE code END,
-         updated_at = $11
-       WHERE group_id = $1 AND driver_id = $2 RETURNING ${COLUMNS}`,
-      [
-        scope.groupId, current.driver_id, patch.driver_name ?? null, patch.staff_number ?? null, patch.teams ?? null,
-        set('comment'), patch.comment ?? null, patch.archived ?? null, set('code'), patch.code ?? null, ctx.clock.now(),
-      ],
-    );
-    return operatorRecord(rows[0]!);
+    const row = await updateDriverRow(ctx.db, scope.groupId, current.driver_id, {
+      driver_name: patch.driver_name ?? null, staff_number: patch.staff_number ?? null, teams: patch.teams ?? null,
+      setComment: set('comment'), comment: patch.comment ?? null, archived: patch.archived ?? null, setCode: set('code'), code: patch.code ?? null,
+    }, ctx.clock.now());
+    return operatorRecord(row);
   } catch (err) {
     driverConflict(err, { staff_number: patch.staff_number }, scope.groupId);
   }

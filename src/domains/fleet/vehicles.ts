@@ -3,27 +3,14 @@ import type { AppContext } from '../../platform/context.js';
 import { violatedConstraint, type Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors } from '../../platform/http/errors.js';
-import { forbiddenDifferentTeam, teamParam, teamsVisible, teamsVisibleSql } from '../../platform/http/teams.js';
+import { forbiddenDifferentTeam, teamParam, teamsVisible } from '../../platform/http/teams.js';
 import type { CsvTable } from './datahub.js';
+import { countVehiclesByStatus, insertVehicle, selectVehicle, selectVehicles, updateVehicleRow, type VehicleRow } from './queries/vehicles.js';
 import { checkTeamsWrite } from './teams.js';
 import {
   Capacity, FleetNumber, LicensePlate, Teams, VEHICLE_STATUSES, VehicleComment, VehicleId, VehicleStatus,
   type CreateVehicleBody, type PatchVehicleBody, type PublicVehicleRecord, type VehicleAmount, type VehicleRecord,
 } from './schemas.js';
-
-interface VehicleRow {
-  vehicle_id: string;
-  fleet_number: string;
-  license_plate: string;
-  teams: string[];
-  comment: string | null;
-  status: VehicleStatus;
-  capacity: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS = 'vehicle_id, fleet_number, license_plate, teams, comment, status, capacity, created_at, updated_at';
 
 /** spec: Resources, Vehicle: columns id;fleet_number;license_plate;teams;comment;status;capacity. */
 export const VEHICLES_CSV: CsvTable = {
@@ -53,24 +40,17 @@ function publicRecord(r: VehicleRow): PublicVehicleRecord {
 /** Without a statuses filter, lists show the vehicles in the network: every status but archived. */
 export const CURRENT_STATUSES = VEHICLE_STATUSES.filter((s) => s !== 'archived');
 
-async function selectVehicles(db: Queryable, groupId: string, teams: string[] | null, statuses: readonly VehicleStatus[] | undefined): Promise<VehicleRow[]> {
-  return db.query<VehicleRow>(
-    `SELECT ${COLUMNS} FROM vehicles WHERE group_id = $1 AND ${teamsVisibleSql('teams', 2)} AND status = ANY($3) ORDER BY vehicle_id`,
-    [groupId, teams, [...(statuses ?? CURRENT_STATUSES)]],
-  );
-}
-
 export async function listVehicles(db: Queryable, scope: GroupScope, statuses: readonly VehicleStatus[] | undefined): Promise<VehicleRecord[]> {
-  return (await selectVehicles(db, scope.groupId, teamParam(scope), statuses)).map(vehicleRecord);
+  return (await selectVehicles(db, scope.groupId, teamParam(scope), statuses ?? CURRENT_STATUSES)).map(vehicleRecord);
 }
 
 /** spec: GET vehicles/public: no credential, so no team scope: every vehicle of the group, public fields only. */
 export async function listPublicVehicles(db: Queryable, groupId: string, statuses: readonly VehicleStatus[] | undefined): Promise<PublicVehicleRecord[]> {
-  return (await selectVehicles(db, groupId, null, statuses)).map(publicRecord);
+  return (await selectVehicles(db, groupId, null, statuses ?? CURRENT_STATUSES)).map(publicRecord);
 }
 
 async function visibleVehicle(db: Queryable, scope: GroupScope, vehicleId: string): Promise<VehicleRow> {
-  const row = (await db.query<VehicleRow>(`SELECT ${COLUMNS} FROM vehicles WHERE group_id = $1 AND vehicle_id = $2`, [scope.groupId, vehicleId]))[0];
+  const row = await selectVehicle(db, scope.groupId, vehicleId);
   if (!row) throw errors.notFound('VehicleNotFound', `No vehicle ${JSON.stringify(vehicleId)} in group ${JSON.stringify(scope.groupId)}`);
   if (!teamsVisible(scope, row.teams)) throw forbiddenDifferentTeam(`Vehicle ${row.vehicle_id}`);
   return row;
@@ -82,15 +62,11 @@ export async function getVehicle(db: Queryable, scope: GroupScope, vehicleId: st
 
 /** The teams of a vehicle, or null when the group has no such vehicle (devices are mounted in vehicles). */
 export async function vehicleTeams(db: Queryable, groupId: string, vehicleId: string): Promise<string[] | null> {
-  const rows = await db.query<{ teams: string[] }>('SELECT teams FROM vehicles WHERE group_id = $1 AND vehicle_id = $2', [groupId, vehicleId]);
-  return rows[0]?.teams ?? null;
+  return (await selectVehicle(db, groupId, vehicleId))?.teams ?? null;
 }
 
 export async function vehicleAmount(db: Queryable, scope: GroupScope): Promise<VehicleAmount> {
-  const rows = await db.query<{ status: VehicleStatus; n: number }>(
-    `SELECT status, count(*) AS n FROM vehicles WHERE group_id = $1 AND ${teamsVisibleSql('teams', 2)} GROUP BY status`,
-    [scope.groupId, teamParam(scope)],
-  );
+  const rows = await countVehiclesByStatus(db, scope.groupId, teamParam(scope));
   const by_status = Object.fromEntries(VEHICLE_STATUSES.map((s) => [s, 0])) as Record<VehicleStatus, number>;
   for (const r of rows) by_status[r.status] = r.n;
   return { amount: CURRENT_STATUSES.reduce((sum, s) => sum + by_status[s], 0), by_status };
@@ -107,12 +83,11 @@ export async function createVehicle(ctx: AppContext, scope: GroupScope, input: C
   const teams = input.teams ?? [];
   await checkTeamsWrite(ctx.db, scope, 'The vehicle', { next: teams });
   try {
-    const rows = await ctx.db.query<VehicleRow>(
-      `INSERT INTO vehicles (group_id, vehicle_id, fleet_number, license_plate, teams, comment, status, capacity, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING ${COLUMNS}`,
-      [scope.groupId, input.vehicle_id, input.fleet_number, input.license_plate, teams, input.comment ?? null, input.status ?? 'active', input.capacity ?? null, ctx.clock.now()],
-    );
-    return vehicleRecord(rows[0]!);
+    const row = await insertVehicle(ctx.db, scope.groupId, {
+      vehicle_id: input.vehicle_id, fleet_number: input.fleet_number, license_plate: input.license_plate, teams,
+      comment: input.comment ?? null, status: input.status ?? 'active', capacity: input.capacity ?? null,
+    }, ctx.clock.now());
+    return vehicleRecord(row);
   } catch (err) {
     vehicleConflict(err, input, scope.groupId);
   }
@@ -124,22 +99,11 @@ export async function updateVehicle(ctx: AppContext, scope: GroupScope, vehicleI
   await checkTeamsWrite(ctx.db, scope, `Vehicle ${current.vehicle_id}`, { current: current.teams, next: patch.teams });
   const set = (k: keyof PatchVehicleBody) => patch[k] !== undefined;
   try {
-    const rows = await ctx.db.query<VehicleRow>(
-      `UPDATE vehicles SET
-         fleet_number = COALESCE($3, fleet_number),
-         license_plate = COALESCE($4, license_plate),
-         teams = COALESCE($5, teams),
-         comment = CASE WHEN $6 THEN $7 ELSE comment END,
-         status = COALESCE($8, status),
-         capacity = CASE WHEN $9 THEN $10::integer ELSE capacity END,
-         updated_at = $11
-       WHERE group_id = $1 AND vehicle_id = $2 RETURNING ${COLUMNS}`,
-      [
-        scope.groupId, current.vehicle_id, patch.fleet_number ?? null, patch.license_plate ?? null, patch.teams ?? null,
-        set('comment'), patch.comment ?? null, patch.status ?? null, set('capacity'), patch.capacity ?? null, ctx.clock.now(),
-      ],
-    );
-    return vehicleRecord(rows[0]!);
+    const row = await updateVehicleRow(ctx.db, scope.groupId, current.vehicle_id, {
+      fleet_number: patch.fleet_number ?? null, license_plate: patch.license_plate ?? null, teams: patch.teams ?? null,
+      setComment: set('comment'), comment: patch.comment ?? null, status: patch.status ?? null, setCapacity: set('capacity'), capacity: patch.capacity ?? null,
+    }, ctx.clock.now());
+    return vehicleRecord(row);
   } catch (err) {
     vehicleConflict(err, patch, scope.groupId);
   }
