@@ -9,7 +9,8 @@
  * The scan is simple on purpose: every string and template literal of src/ (migrations aside) is
  * searched for an upper-case SQL keyword naming a table: FROM and JOIN read it; INTO, UPDATE,
  * DELETE FROM, TRUNCATE, TABLE and COPY write it. A table named by a `${…}` in such a place is
- * reported as `(dynamic)`: the scan cannot tell which table it is.
+ * reported as `(dynamic)`: the scan cannot tell which table it is (the database layer, src/platform/db,
+ * works on tables named by its callers: COPY, partitions).
  *
  * KNOWN_VIOLATIONS is what is left to move, asserted exactly: a new use outside the owner fails,
  * and so does a fixed one still listed (shrink the list when you move a query).
@@ -89,7 +90,7 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/auth/throttle.ts': ['login_failures'],
   'src/domains/demo/start.ts': ['groups'],
   'src/domains/device/history.ts': ['device_history_events', 'device_history_snapshots', 'device_latest'],
-  'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'drivers', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements', 'vehicles'],
+  'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements'],
   'src/domains/duties/service.ts': ['danger_zones', 'drivers', 'duties', 'trip_events', 'trip_runs', 'vehicles'],
   'src/domains/feeds/network.ts': ['device_latest', 'devices', 'duties', 'groups', 'gtfs_trips', 'positions', 'vehicles'],
   'src/domains/feeds/siri/routes.ts': ['groups'],
@@ -115,15 +116,12 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/trips/delays.ts': ['trip_tracking', 'trip_tracking_stops'],
   'src/domains/trips/exports.ts': ['drivers', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/trips/routes.ts': ['groups'],
-  'src/domains/trips/service.ts': ['devices', 'drivers', 'gtfs_publications', 'gtfs_versions', 'plannings', 'trip_runs', 'vehicles'],
-  'src/domains/trips/stats.ts': ['drivers', 'gtfs_shapes', 'vehicles'],
+  'src/domains/trips/service.ts': ['gtfs_publications', 'gtfs_versions', 'plannings', 'trip_runs'],
+  'src/domains/trips/stats.ts': ['gtfs_shapes'],
   'src/domains/trips/tracking.ts': ['trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
   'src/domains/trips/tracking/round.ts': ['duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
   'src/domains/updates/service.ts': ['gtfs_trips', 'trip_updates'],
   'src/domains/users/service.ts': ['memberships', 'users'],
-  'src/platform/db/partitions.ts': ['(dynamic)'],
-  'src/platform/db/pglite.ts': ['(dynamic)'],
-  'src/platform/db/postgres.ts': ['(dynamic)'],
 };
 
 const DYNAMIC = '(dynamic)';
@@ -195,7 +193,7 @@ describe('one owner per table', () => {
     for (const [file, { reads, writes }] of tablesUsed(tables)) {
       const domain = queriesModuleOf(file);
       const own = (t: string) => domain !== null && OWNER[t] === domain;
-      const outside = domain === null ? [...new Set([...reads, ...writes])] : [...writes].filter((t) => !own(t));
+      const outside = domain === null ? [...new Set([...reads, ...writes])].filter((t) => t !== DYNAMIC || !file.startsWith('src/platform/db/')) : [...writes].filter((t) => !own(t));
       if (outside.length > 0) violations[file] = outside.sort();
       const foreign = domain === null ? [] : [...reads].filter((t) => !own(t) && !writes.has(t));
       if (foreign.length > 0) foreignReads[file] = foreign.sort();

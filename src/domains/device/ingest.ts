@@ -29,6 +29,8 @@ import {
   type TripStart,
   type VehicleMovement,
 } from './schemas.js';
+import { driversByIdOrCode } from '../fleet/drivers.js';
+import { vehiclesByIdOrPlate } from '../fleet/vehicles.js';
 
 const validators = Object.fromEntries(ITEM_TYPES.map((t) => [t, Compile(ITEM_SCHEMAS[t])])) as Record<ItemType, ReturnType<typeof Compile>>;
 
@@ -247,11 +249,8 @@ async function resolveSignOns(ctx: AppContext, groupId: string, items: SignOn[])
   const ids = items.flatMap((i) => (i.driver_id ? [i.driver_id] : []));
   const codes = items.flatMap((i) => (i.driver_code ? [i.driver_code] : []));
   const vehicleIds = items.map((i) => i.vehicle_id);
-  const drivers = await ctx.db.query<{ driver_id: string; code: string | null; archived: boolean }>(
-    'SELECT driver_id, code, archived FROM drivers WHERE group_id = $1 AND (driver_id = ANY($2) OR code = ANY($3))',
-    [groupId, ids, codes],
-  );
-  const vehicles = await ctx.db.query<{ vehicle_id: string; status: string }>('SELECT vehicle_id, status FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2)', [groupId, vehicleIds]);
+  const drivers = await driversByIdOrCode(ctx.db, groupId, ids, codes);
+  const vehicles = await vehiclesByIdOrPlate(ctx.db, groupId, vehicleIds);
   return items.map((i): Resolution => {
     const driver = i.driver_id ? drivers.find((d) => d.driver_id === i.driver_id) : drivers.find((d) => d.code === i.driver_code);
     if (!driver) return { error: { loc: [i.driver_id ? 'driver_id' : 'driver_code'], msg: `no driver ${JSON.stringify(i.driver_id ?? i.driver_code)} in the group` } };

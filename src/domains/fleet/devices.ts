@@ -4,7 +4,7 @@ import type { Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors, invalid } from '../../platform/http/errors.js';
 import { forbiddenDifferentTeam, teamParam, teamsVisible } from '../../platform/http/teams.js';
-import { insertDevice, selectDevice, selectDevices, updateDeviceRow, type DeviceRow } from './queries/devices.js';
+import { insertDevice, selectDevice, selectDevices, selectDevicesByIds, updateDeviceRow, type DeviceRow } from './queries/devices.js';
 import type { CreateDeviceBody, DeviceRecord, PatchDeviceBody } from './schemas.js';
 import { checkTeamsWrite, teamsOf } from './teams.js';
 import { vehicleTeams } from './vehicles.js';
@@ -31,6 +31,11 @@ export async function getDevice(db: Queryable, scope: GroupScope, deviceId: stri
 export async function deviceTeams(db: Queryable, groupId: string, deviceId: string): Promise<string[] | null> {
   const row = await selectDevice(db, groupId, deviceId);
   return row ? teamsOf(row.team_id) : null;
+}
+
+/** The devices of these ids, whatever their teams. */
+export function devicesByIds(db: Queryable, groupId: string, ids: readonly string[]): Promise<DeviceRow[]> {
+  return selectDevicesByIds(db, groupId, ids);
 }
 
 /** The vehicle a device is mounted in must exist in the group and be seen by the caller. */

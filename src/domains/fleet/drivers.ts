@@ -7,7 +7,9 @@ import { errors } from '../../platform/http/errors.js';
 import { objectId } from '../../platform/ids.js';
 import { forbiddenDifferentTeam, teamParam, teamsVisible } from '../../platform/http/teams.js';
 import type { CsvTable } from './datahub.js';
-import { insertDriver, selectDriver, selectDrivers, updateDriverRow, type DriverRow } from './queries/drivers.js';
+import {
+  insertDriver, selectDriver, selectDrivers, selectDriversByIdOrCode, selectDriversByIdOrStaffNumber, selectDriversByIds, selectDriverTeams, updateDriverRow, type DriverRow,
+} from './queries/drivers.js';
 import { checkTeamsWrite } from './teams.js';
 import {
   DriverCode, DriverComment, DriverIdBody, DriverName, StaffNumber, Teams,
@@ -78,6 +80,28 @@ export async function driverExists(db: Queryable, groupId: string, driverId: str
 export async function driverTeams(db: Queryable, groupId: string, driverId: string): Promise<{ teams: string[] } | null> {
   const d = await findDriver(db, groupId, driverId);
   return d ? { teams: d.teams } : null;
+}
+
+export type { DriverRow };
+
+/** The drivers of these ids or staff numbers, whatever their teams (planning resolves what it is sent). */
+export function driversByIdOrStaffNumber(db: Queryable, groupId: string, ids: readonly string[], staffNumbers: readonly string[]): Promise<DriverRow[]> {
+  return selectDriversByIdOrStaffNumber(db, groupId, ids, staffNumbers);
+}
+
+/** The drivers of these ids or codes, whatever their teams (a device signs on with either). */
+export function driversByIdOrCode(db: Queryable, groupId: string, ids: readonly string[], codes: readonly string[]): Promise<DriverRow[]> {
+  return selectDriversByIdOrCode(db, groupId, ids, codes);
+}
+
+/** The drivers of these ids that the teams see (null: every team). */
+export function driversSeen(db: Queryable, groupId: string, ids: readonly string[], teams: string[] | null): Promise<DriverRow[]> {
+  return selectDriversByIds(db, groupId, ids, teams);
+}
+
+/** The teams of every driver of the group, by driver id. */
+export async function teamsOfDrivers(db: Queryable, groupId: string): Promise<Map<string, string[]>> {
+  return new Map((await selectDriverTeams(db, groupId)).map((r) => [r.driver_id, r.teams]));
 }
 
 /** spec: GET drivers: archived defaults to false (archived drivers excluded); driver_code filters. */

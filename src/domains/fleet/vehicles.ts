@@ -5,7 +5,9 @@ import type { GroupScope } from '../../platform/http/access.js';
 import { errors } from '../../platform/http/errors.js';
 import { forbiddenDifferentTeam, teamParam, teamsVisible } from '../../platform/http/teams.js';
 import type { CsvTable } from './datahub.js';
-import { countVehiclesByStatus, insertVehicle, selectVehicle, selectVehicles, updateVehicleRow, type VehicleRow } from './queries/vehicles.js';
+import {
+  countVehiclesByStatus, insertVehicle, selectVehicle, selectVehicles, selectVehiclesByIdOrPlate, selectVehiclesByIds, selectVehicleTeams, updateVehicleRow, type VehicleRow,
+} from './queries/vehicles.js';
 import { checkTeamsWrite } from './teams.js';
 import {
   Capacity, FleetNumber, LicensePlate, Teams, VEHICLE_STATUSES, VehicleComment, VehicleId, VehicleStatus,
@@ -63,6 +65,23 @@ export async function getVehicle(db: Queryable, scope: GroupScope, vehicleId: st
 /** The teams of a vehicle, or null when the group has no such vehicle (devices are mounted in vehicles). */
 export async function vehicleTeams(db: Queryable, groupId: string, vehicleId: string): Promise<string[] | null> {
   return (await selectVehicle(db, groupId, vehicleId))?.teams ?? null;
+}
+
+export type { VehicleRow };
+
+/** The vehicles of these ids or license plates, whatever their teams (other domains resolve what they are sent). */
+export function vehiclesByIdOrPlate(db: Queryable, groupId: string, ids: readonly string[], plates: readonly string[] = []): Promise<VehicleRow[]> {
+  return selectVehiclesByIdOrPlate(db, groupId, ids, plates);
+}
+
+/** The vehicles of these ids that the teams see (null: every team). */
+export function vehiclesSeen(db: Queryable, groupId: string, ids: readonly string[], teams: string[] | null): Promise<VehicleRow[]> {
+  return selectVehiclesByIds(db, groupId, ids, teams);
+}
+
+/** The teams of every vehicle of the group, by vehicle id. */
+export async function teamsOfVehicles(db: Queryable, groupId: string): Promise<Map<string, string[]>> {
+  return new Map((await selectVehicleTeams(db, groupId)).map((r) => [r.vehicle_id, r.teams]));
 }
 
 export async function vehicleAmount(db: Queryable, scope: GroupScope): Promise<VehicleAmount> {

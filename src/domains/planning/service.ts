@@ -11,8 +11,10 @@ import { FORMAT_HINTS, ajvFormats, isoDate } from '../../platform/http/params.js
 import { CsvFormatError, TURN_EVERY, readCsv, turn } from '../../platform/csv.js';
 import { tripsOnServiceDate, routesOf, type ScheduledTrip } from '../gtfs/service-days.js';
 import { formatGtfsTime, gtfsSeconds } from '../gtfs/time.js';
-import { teamParam, teamsVisibleSql } from '../../platform/http/teams.js';
+import { teamParam } from '../../platform/http/teams.js';
 import { CSV_COLUMNS, MAX_ASSIGNMENTS, type Assignment, type PlanningRecord } from './schemas.js';
+import { driversByIdOrStaffNumber, driversSeen } from '../fleet/drivers.js';
+import { vehiclesByIdOrPlate, vehiclesSeen } from '../fleet/vehicles.js';
 
 interface Located extends Assignment {
   /** Where the assignment sits in the request: ['body', index] or ['body', line] of the CSV. */
@@ -92,16 +94,10 @@ export async function putPlanning(ctx: AppContext, scope: GroupScope, assignment
 
   const plates = [...new Set(assignments.flatMap((a) => (a.license_plate ? [a.license_plate] : [])))];
   const vehicleIds = [...new Set(assignments.flatMap((a) => (a.vehicle_id ? [a.vehicle_id] : [])))];
-  const vehicles = await ctx.db.query<{ vehicle_id: string; license_plate: string; status: string; teams: string[] }>(
-    'SELECT vehicle_id, license_plate, status, teams FROM vehicles WHERE group_id = $1 AND (vehicle_id = ANY($2) OR license_plate = ANY($3))',
-    [g, vehicleIds, plates],
-  );
+  const vehicles = await vehiclesByIdOrPlate(ctx.db, g, vehicleIds, plates);
   const staff = [...new Set(assignments.flatMap((a) => (a.staff_number ? [a.staff_number] : [])))];
   const driverIds = [...new Set(assignments.flatMap((a) => (a.driver_id ? [a.driver_id.toLowerCase()] : [])))];
-  const drivers = await ctx.db.query<{ driver_id: string; staff_number: string; archived: boolean; teams: string[] }>(
-    'SELECT driver_id, staff_number, archived, teams FROM drivers WHERE group_id = $1 AND (driver_id = ANY($2) OR staff_number = ANY($3))',
-    [g, driverIds, staff],
-  );
+  const drivers = await driversByIdOrStaffNumber(ctx.db, g, driverIds, staff);
   const days = new Map<string, Awaited<ReturnType<typeof tripsOnServiceDate>>>();
   for (const date of new Set(assignments.map((a) => isoDate(a.date)))) {
     days.set(date, await tripsOnServiceDate(ctx.db, g, date, { tripIds: [...new Set(assignments.filter((a) => isoDate(a.date) === date).map((a) => a.trip_id))] }));
@@ -195,14 +191,10 @@ interface Detail {
  */
 async function details(db: Queryable, scope: GroupScope, rows: { vehicle_id: string | null; driver_id: string | null; gtfsId: string; trip: ScheduledTrip }[]): Promise<Detail> {
   const groupId = scope.groupId;
-  const v = await db.query<{ vehicle_id: string; license_plate: string; fleet_number: string }>(
-    `SELECT vehicle_id, license_plate, fleet_number FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2) AND ${teamsVisibleSql('teams', 3)}`,
-    [groupId, [...new Set(rows.flatMap((r) => (r.vehicle_id ? [r.vehicle_id] : [])))], teamParam(scope)],
-  );
-  const d = await db.query<{ driver_id: string; staff_number: string; driver_name: string }>(
-    `SELECT driver_id, staff_number, driver_name FROM drivers WHERE group_id = $1 AND driver_id = ANY($2) AND ${teamsVisibleSql('teams', 3)}`,
-    [groupId, [...new Set(rows.flatMap((r) => (r.driver_id ? [r.driver_id] : [])))], teamParam(scope)],
-  );
+  const v = (await vehiclesSeen(db, groupId, [...new Set(rows.flatMap((r) => (r.vehicle_id ? [r.vehicle_id] : [])))], teamParam(scope)))
+    .map(({ vehicle_id, license_plate, fleet_number }) => ({ vehicle_id, license_plate, fleet_number }));
+  const d = (await driversSeen(db, groupId, [...new Set(rows.flatMap((r) => (r.driver_id ? [r.driver_id] : [])))], teamParam(scope)))
+    .map(({ driver_id, staff_number, driver_name }) => ({ driver_id, staff_number, driver_name }));
   const routes = new Map<string, string | null>();
   for (const gtfsId of new Set(rows.map((r) => r.gtfsId))) {
     for (const r of await routesOf(db, groupId, gtfsId, [...new Set(rows.filter((x) => x.gtfsId === gtfsId).map((x) => x.trip.route_id))])) routes.set(`${gtfsId} ${r.route_id}`, r.short_name);

@@ -6,13 +6,16 @@
 import type { Db } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors } from '../../platform/http/errors.js';
-import { forbiddenDifferentTeam, teamParam, teamVisibleSql, teamsVisibleSql } from '../../platform/http/teams.js';
+import { forbiddenDifferentTeam, teamParam } from '../../platform/http/teams.js';
 import { routesOf, tripShape, tripStopTimes, tripsOnServiceDate, type ScheduledTrip } from '../gtfs/service-days.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { kilometres, trackingOf, tripStatus, type TrackedStop, type TripTracking } from './tracking.js';
 import { predictTrips, type PredictionContext } from '../predictions/service.js';
 import type { Trip, TripOfDay } from './schemas.js';
+import { devicesByIds } from '../fleet/devices.js';
+import { driversSeen, teamsOfDrivers } from '../fleet/drivers.js';
+import { teamsOfVehicles, vehiclesByIdOrPlate } from '../fleet/vehicles.js';
 
 /** A trip whose unreliable km exceed this share of vk has the gps_unreliable problem. */
 export const GPS_UNRELIABLE_SHARE = 0.2;
@@ -20,10 +23,7 @@ export const GPS_UNRELIABLE_SHARE = 0.2;
 /** What the caller may see: a trip belongs to the teams of its recorded (else planned) vehicles and drivers. */
 async function teamsOfTrip(db: Db, groupId: string, vehicleIds: string[], driverIds: string[]): Promise<string[] | null> {
   if (vehicleIds.length === 0 && driverIds.length === 0) return null;
-  const rows = await db.query<{ teams: string[] }>(
-    `SELECT teams FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2) UNION ALL SELECT teams FROM drivers WHERE group_id = $1 AND driver_id = ANY($3)`,
-    [groupId, vehicleIds, driverIds],
-  );
+  const rows = [...await vehiclesByIdOrPlate(db, groupId, vehicleIds), ...await driversSeen(db, groupId, driverIds, null)];
   return [...new Set(rows.flatMap((r) => r.teams))];
 }
 
@@ -106,22 +106,17 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
 
   // A trip the caller sees may have been run with vehicles, drivers or devices of other teams: named by id only, details null.
   const teams = teamParam(scope);
-  const seen = teamsVisibleSql('teams', 3);
-  const seenDevice = teamVisibleSql('team_id', 3);
+  const seen = (recordTeams: readonly (string | null)[]) => teams === null || recordTeams.some((t) => t !== null && teams.includes(t));
   const [vehicles, drivers, devices, gtfs, runs] = await Promise.all([
-    db.query<Trip['vehicles'][number]>(
-      `SELECT vehicle_id AS id, CASE WHEN ${seen} THEN fleet_number END AS fleet_number, CASE WHEN ${seen} THEN license_plate END AS license_plate,
-              CASE WHEN ${seen} THEN teams END AS teams
-       FROM vehicles WHERE group_id = $1 AND vehicle_id = ANY($2)`,
-      [groupId, tracking.vehicle_ids, teams],
-    ),
-    db.query<Trip['drivers'][number]>(
-      `SELECT driver_id AS id, CASE WHEN ${seen} THEN driver_name END AS driver_name, CASE WHEN ${seen} THEN staff_number END AS staff_number,
-              CASE WHEN ${seen} THEN teams END AS teams
-       FROM drivers WHERE group_id = $1 AND driver_id = ANY($2)`,
-      [groupId, tracking.driver_ids, teams],
-    ),
-    db.query<Trip['devices'][number]>(`SELECT device_id AS id, CASE WHEN ${seenDevice} THEN label END AS label FROM devices WHERE group_id = $1 AND device_id = ANY($2)`, [groupId, tracking.device_ids, teams]),
+    vehiclesByIdOrPlate(db, groupId, tracking.vehicle_ids).then((rows) => rows.map((v): Trip['vehicles'][number] => {
+      const s = seen(v.teams);
+      return { id: v.vehicle_id, fleet_number: s ? v.fleet_number : null, license_plate: s ? v.license_plate : null, teams: s ? v.teams : null };
+    })),
+    driversSeen(db, groupId, tracking.driver_ids, null).then((rows) => rows.map((d): Trip['drivers'][number] => {
+      const s = seen(d.teams);
+      return { id: d.driver_id, driver_name: s ? d.driver_name : null, staff_number: s ? d.staff_number : null, teams: s ? d.teams : null };
+    })),
+    devicesByIds(db, groupId, tracking.device_ids).then((rows) => rows.map((d): Trip['devices'][number] => ({ id: d.device_id, label: seen([d.team_id]) ? d.label : null }))),
     day.gtfsId
       ? db.query<{ id: string; name: string; publication_date: Date | null }>(
           `SELECT v.gtfs_id AS id, v.name, (SELECT min(p.published_at) FROM gtfs_publications p WHERE p.group_id = v.group_id AND p.gtfs_id = v.gtfs_id) AS publication_date
@@ -235,11 +230,11 @@ export async function listTripsOfDate(db: Db, scope: Pick<GroupScope, 'groupId' 
   const recorded = new Map((await trackingOf(db, groupId, serviceDate, undefined, { now })).map((t) => [t.trip_id, t]));
   let visible: ((t: TripTracking) => boolean) = () => true;
   if (scope.teams !== null) {
-    const rows = await db.query<{ kind: string; id: string }>(
-      "SELECT 'v' AS kind, vehicle_id AS id FROM vehicles WHERE group_id = $1 AND teams && $2 UNION ALL SELECT 'd', driver_id FROM drivers WHERE group_id = $1 AND teams && $2",
-      [groupId, [...scope.teams]],
-    );
-    const mine = new Set(rows.map((r) => `${r.kind} ${r.id}`));
+    const ours = (teams: readonly string[]) => teams.some((t) => scope.teams!.includes(t));
+    const mine = new Set([
+      ...[...await teamsOfVehicles(db, groupId)].filter(([, teams]) => ours(teams)).map(([id]) => `v ${id}`),
+      ...[...await teamsOfDrivers(db, groupId)].filter(([, teams]) => ours(teams)).map(([id]) => `d ${id}`),
+    ]);
     visible = (t) => t.vehicle_ids.some((v) => mine.has(`v ${v}`)) || t.driver_ids.some((d) => mine.has(`d ${d}`));
   }
   const overlays = await overlaysFor(db, groupId, serviceDate, scope.teams === null ? day.trips.filter((t) => !recorded.has(t.trip_id)) : []);

@@ -21,6 +21,8 @@ import { tripsOnServiceDate } from '../gtfs/service-days.js';
 import { emptyOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { trackingOf, tripStatus, type TripStatus, type TripTracking } from './tracking.js';
+import { teamsOfDrivers } from '../fleet/drivers.js';
+import { teamsOfVehicles } from '../fleet/vehicles.js';
 
 export const EARLY_BEFORE_SECONDS = -60;
 export const LATE_AFTER_SECONDS = 180;
@@ -107,11 +109,8 @@ export async function tripTrackingStats(db: Db, scope: Pick<GroupScope, 'groupId
   const byTeam = new Map<string, Agg>();
   const shapes = new Map<string, Map<string, number>>();
   const teamsOf = new Map<string, string[]>();
-  const teamRows = await db.query<{ kind: 'v' | 'd'; id: string; teams: string[] }>(
-    "SELECT 'v' AS kind, vehicle_id AS id, teams FROM vehicles WHERE group_id = $1 UNION ALL SELECT 'd', driver_id, teams FROM drivers WHERE group_id = $1",
-    [groupId],
-  );
-  for (const r of teamRows) teamsOf.set(`${r.kind} ${r.id}`, r.teams);
+  for (const [id, teams] of await teamsOfVehicles(db, groupId)) teamsOf.set(`v ${id}`, teams);
+  for (const [id, teams] of await teamsOfDrivers(db, groupId)) teamsOf.set(`d ${id}`, teams);
   const tripTeams = (t: TripTracking) => [...new Set([...t.vehicle_ids.flatMap((v) => teamsOf.get(`v ${v}`) ?? []), ...t.driver_ids.flatMap((d) => teamsOf.get(`d ${d}`) ?? [])])];
   const get = (m: Map<string, Agg>, k: string) => m.get(k) ?? m.set(k, new Agg()).get(k)!;
 
