@@ -50,15 +50,8 @@ export function selectDriverTeams(db: Queryable, groupId: string): Promise<{ dri
   return db.query('SELECT driver_id, teams FROM drivers WHERE group_id = $1', [groupId]);
 }
 
-export interface NewDriver {
-  driver_id: string;
-  driver_name: string;
-  staff_number: string;
-  teams: string[];
-  comment: string | null;
-  archived: boolean;
-  code: string | null;
-}
+/** A row to insert: the row without its timestamps, which the insert sets. */
+export type NewDriver = Omit<DriverRow, 'created_at' | 'updated_at'>;
 
 export async function insertDriver(db: Queryable, groupId: string, d: NewDriver, now: Date): Promise<DriverRow> {
   const rows = await db.query<DriverRow>(

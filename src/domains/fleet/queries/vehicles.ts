@@ -48,15 +48,8 @@ export function countVehiclesByStatus(db: Queryable, groupId: string, teams: str
   return db.query(`SELECT status, count(*) AS n FROM vehicles WHERE group_id = $1 AND ${teamsVisibleSql('teams', 2)} GROUP BY status`, [groupId, teams]);
 }
 
-export interface NewVehicle {
-  vehicle_id: string;
-  fleet_number: string;
-  license_plate: string;
-  teams: string[];
-  comment: string | null;
-  status: VehicleStatus;
-  capacity: number | null;
-}
+/** A row to insert: the row without its timestamps, which the insert sets. */
+export type NewVehicle = Omit<VehicleRow, 'created_at' | 'updated_at'>;
 
 export async function insertVehicle(db: Queryable, groupId: string, v: NewVehicle, now: Date): Promise<VehicleRow> {
   const rows = await db.query<VehicleRow>(
