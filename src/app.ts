@@ -35,6 +35,7 @@ import { TrackingRefresh } from './domains/trips/tracking.js';
 import { Partitions } from './platform/db/partitions.js';
 import { Lifecycle } from './platform/lifecycle.js';
 import { authHook } from './domains/auth/hook.js';
+import { serializerFactory, type SerializerBuild } from './platform/http/serializers.js';
 
 export interface BuildOptions {
   config: Config;
@@ -44,6 +45,8 @@ export interface BuildOptions {
   logger?: boolean;
   /** Called before any hook or route is added (the test suite checks every answer against its schema). */
   beforeRoutes?: (app: FastifyInstance) => void;
+  /** When the response serializers are built (serializers.ts): at start (the default) or on each route's first answer. */
+  serializers?: SerializerBuild;
 }
 
 /** /api/v2, /api/v3 and /api/v5 serve the v4 surface (spec: Versioning 1). */
@@ -83,6 +86,7 @@ export async function buildApp(o: BuildOptions): Promise<FastifyInstance> {
       // How often Node checks those two bounds (its default, 30 s, is coarser than a short bound).
       connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.timeouts.requestMs / 4))),
     },
+    schemaController: { compilersFactory: { buildSerializer: serializerFactory(o.serializers ?? 'eager') } },
     ajv: {
       customOptions: { allErrors: true, verbose: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true },
       plugins: [

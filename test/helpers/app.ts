@@ -9,6 +9,7 @@ import type { Role } from '../../src/platform/http/access.js';
 import { hashSecret, newSecret, objectId } from '../../src/platform/ids.js';
 import { createGroup } from '../../src/domains/groups/service.js';
 import { hashPassword } from '../../src/domains/auth/passwords.js';
+import type { SerializerBuild } from '../../src/platform/http/serializers.js';
 import { openTestDb, type TestDb } from './db.js';
 import { checkResponses } from './response-check.js';
 
@@ -26,11 +27,17 @@ export interface TestApp {
  */
 const CHECK_ALL = process.env['CHECK_RESPONSES'] === '1';
 
-export async function setup(o: { clock?: Clock; config?: Partial<Config>; extraRoutes?: (app: FastifyInstance) => void; checkResponses?: boolean } = {}): Promise<TestApp> {
+/**
+ * A test app. Its response serializers are built on each route's first answer (serializers.ts), as
+ * a file calls few of the routes; `serializers: 'eager'` builds them all at start, as the service does.
+ */
+export async function setup(
+  o: { clock?: Clock; config?: Partial<Config>; extraRoutes?: (app: FastifyInstance) => void; checkResponses?: boolean; serializers?: SerializerBuild } = {},
+): Promise<TestApp> {
   const testDb = await openTestDb();
   const config = testConfig(o.config);
   const check = o.checkResponses ?? CHECK_ALL;
-  const app = await buildApp({ config, db: testDb.db, clock: o.clock ?? systemClock, logger: false, ...(check ? { beforeRoutes: checkResponses } : {}) });
+  const app = await buildApp({ config, db: testDb.db, clock: o.clock ?? systemClock, logger: false, serializers: o.serializers ?? 'lazy', ...(check ? { beforeRoutes: checkResponses } : {}) });
   o.extraRoutes?.(app);
   await app.ready();
   return {

@@ -148,7 +148,7 @@ describe('live stream delivery', () => {
     // An app of its own (same database) with a short heartbeat: the paused client above would be dropped too.
     let quick: FastifyInstance;
     beforeAll(async () => {
-      quick = await buildApp({ config: { ...t.ctx.config, live: { ...t.ctx.config.live, heartbeatMs: 1000 } }, db: t.db, logger: false });
+      quick = await buildApp({ config: { ...t.ctx.config, live: { ...t.ctx.config.live, heartbeatMs: 1000 } }, db: t.db, logger: false, serializers: 'lazy' });
       await quick.ready();
     });
     afterAll(async () => quick?.close());
@@ -181,7 +181,7 @@ describe('live stream delivery', () => {
   it.skipIf(engine === 'pglite')(
     'reaches the clients of every instance: a report stored by instance A is pushed by instance B (PostgreSQL only: an in-memory PGlite cannot be opened by a second instance)',
     async () => {
-      const b = await buildApp({ config: t.ctx.config, db: await t.testDb.reopen(), logger: false });
+      const b = await buildApp({ config: t.ctx.config, db: await t.testDb.reopen(), logger: false, serializers: 'lazy' });
       try {
         await b.ready();
         const onB = await subscribe(b, g, reader.auth);

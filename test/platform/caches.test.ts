@@ -207,7 +207,7 @@ describe('the credential caches', () => {
 
 describe.skipIf(!process.env['DATABASE_URL'])('across instances (PostgreSQL)', () => {
   it('a write answered by another instance drops this instance\'s answer', async () => {
-    const b = await buildApp({ config: t.ctx.config, db: await t.testDb.reopen(), clock, logger: false });
+    const b = await buildApp({ config: t.ctx.config, db: await t.testDb.reopen(), clock, logger: false, serializers: 'lazy' });
     await b.ready();
     try {
       const url = `/api/v4/groups/${g}/vehicles`;

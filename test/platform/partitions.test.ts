@@ -142,7 +142,7 @@ describe('report partitions', () => {
     // Another instance (PostgreSQL: a new connection to the same schema; PGlite: the same database).
     const db: Db = engine === 'postgres' ? await t.testDb.reopen() : t.db;
     const clock2 = fixedClock('2026-12-20T08:00:00Z');
-    const app = await buildApp({ config: testConfig({ partitions: { positionsRetentionDays: 0, checkSeconds: 300 } }), db, clock: clock2, logger: false });
+    const app = await buildApp({ config: testConfig({ partitions: { positionsRetentionDays: 0, checkSeconds: 300 } }), db, clock: clock2, logger: false, serializers: 'lazy' });
     await app.ready();
     expect(await listPartitions(db, 'positions')).toEqual(expect.arrayContaining(days('2026-12-19', 9)));
     expect(await listPartitions(db, 'trip_events')).toContain('trip_events_p202612');

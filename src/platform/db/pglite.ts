@@ -11,9 +11,14 @@ const parsers = {
   [types.DATE]: (v: string) => v,
 };
 
-export async function openPglite(dataDir: string): Promise<Db> {
+/**
+ * Opens (or creates) the database in dataDir. A new one starts as an empty cluster (PGlite runs
+ * initdb, about 2 s), or as the copy of another's files (`from`, a dump of dumpDataDir): the test
+ * suite opens each file's database from a migrated copy.
+ */
+export async function openPglite(dataDir: string, o: { from?: Blob } = {}): Promise<PgliteDb> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir, { parsers });
+  const pg = await PGlite.create(dataDir, { parsers, ...(o.from ? { loadDataDir: o.from } : {}) });
   return new PgliteDb(pg);
 }
 
@@ -59,7 +64,7 @@ class PgliteTx implements Tx {
   }
 }
 
-class PgliteDb implements Db {
+export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
   readonly changes: ChangeFeed = new ChangeFeed(this);
   constructor(readonly pg: PGlite) {}
@@ -122,6 +127,11 @@ class PgliteDb implements Db {
 
   async notify(channel: string, payload: string | readonly string[]): Promise<void> {
     await this.pg.query('SELECT pg_notify($1, p) FROM json_array_elements_text($2::json) AS p', [channel, JSON.stringify(typeof payload === 'string' ? [payload] : payload)]);
+  }
+
+  /** A copy of the database's files (uncompressed tar), which openPglite(…, { from }) opens. */
+  dump(): Promise<Blob> {
+    return this.pg.dumpDataDir('none');
   }
 
   async close(): Promise<void> {
