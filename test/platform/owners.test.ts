@@ -82,13 +82,13 @@ const OWNER: Record<string, string> = {
  * Other domains' tables a queries module reads in its read models (joins for names, teams…), never
  * writes: queries module → tables, sorted.
  */
-const FOREIGN_READS: Record<string, string[]> = {};
+const FOREIGN_READS: Record<string, string[]> = {
+  'src/domains/groups/queries/groups.ts': ['memberships'],
+};
 
 /** Uses of a table outside a queries module, or written by a non-owner, still to move: file → tables, sorted. */
 const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/auth/service.ts': ['api_keys', 'devices', 'groups', 'identities', 'memberships', 'sessions', 'teams', 'users'],
-  'src/domains/auth/throttle.ts': ['login_failures'],
-  'src/domains/demo/start.ts': ['groups'],
   'src/domains/device/history.ts': ['device_history_events', 'device_history_snapshots', 'device_latest'],
   'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements'],
   'src/domains/duties/service.ts': ['danger_zones', 'drivers', 'duties', 'trip_events', 'trip_runs', 'vehicles'],
@@ -96,7 +96,6 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/feeds/siri/routes.ts': ['groups'],
   'src/domains/feeds/siri/service.ts': ['gtfs_stop_times', 'gtfs_stops', 'gtfs_trips'],
   'src/domains/fleet/datahub.ts': ['(dynamic)'],
-  'src/domains/groups/service.ts': ['groups', 'memberships', 'teams'],
   'src/domains/gtfs/import/importer.ts': ['(dynamic)', 'gtfs_versions'],
   'src/domains/gtfs/on-demand/service.ts': ['on_demand_routes', 'on_demand_stops'],
   'src/domains/gtfs/publications.ts': ['groups', 'gtfs_publications'],

@@ -19,6 +19,7 @@
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
 import { fail } from '../../platform/http/errors.js';
+import { countLoginFailures, deleteLoginFailuresOf, deleteLoginFailuresUntil, insertLoginFailures, selectLoginFailureAt } from './queries/login-failures.js';
 
 export interface LoginAttempt {
   email: string;
@@ -37,15 +38,12 @@ export async function checkLoginThrottle(ctx: AppContext, attempt: LoginAttempt,
   const windowMs = c.loginFailureWindowSeconds * 1000;
   const since = new Date(now.getTime() - windowMs);
   const keys = keysOf(attempt);
-  const rows = await ctx.db.query<{ key: string; n: number }>(
-    'SELECT key, count(*)::int AS n FROM login_failures WHERE key = ANY($1) AND at > $2 GROUP BY key',
-    [Object.values(keys), since],
-  );
+  const rows = await countLoginFailures(ctx.db, Object.values(keys), since);
   const count = (key: string) => rows.find((r) => r.key === key)?.n ?? 0;
   // The moment fewer than `limit` failures of `key` remain in the window.
   const freeAt = async (key: string, limit: number) => {
-    const r = await ctx.db.query<{ at: Date }>('SELECT at FROM login_failures WHERE key = $1 AND at > $2 ORDER BY at DESC OFFSET $3 LIMIT 1', [key, since, limit - 1]);
-    return r[0] ? r[0].at.getTime() + windowMs : now.getTime();
+    const at = await selectLoginFailureAt(ctx.db, key, since, limit - 1);
+    return at ? at.getTime() + windowMs : now.getTime();
   };
 
   const blocks: { until: number; why: string }[] = [];
@@ -80,9 +78,9 @@ export async function checkLoginThrottle(ctx: AppContext, attempt: LoginAttempt,
 export async function recordLoginFailure(ctx: AppContext, attempt: LoginAttempt, now: Date): Promise<void> {
   const before = new Date(now.getTime() - ctx.config.loginFailureWindowSeconds * 1000);
   await ctx.db.transaction(async (tx) => {
-    // Everything older than the window, whatever its key (index login_failures_at, migration 0011).
-    await tx.query('DELETE FROM login_failures WHERE at <= $1', [before]);
-    await tx.query('INSERT INTO login_failures (key, at) SELECT unnest($1::text[]), $2', [Object.values(keysOf(attempt)), now]);
+    // Everything older than the window, whatever its key.
+    await deleteLoginFailuresUntil(tx, before);
+    await insertLoginFailures(tx, Object.values(keysOf(attempt)), now);
   });
 }
 
@@ -92,5 +90,5 @@ export async function recordLoginFailure(ctx: AppContext, attempt: LoginAttempt,
  * count, and an attacked account stays so until its failures leave the window.
  */
 export async function recordLoginSuccess(db: Queryable, attempt: LoginAttempt): Promise<void> {
-  await db.query('DELETE FROM login_failures WHERE key = $1', [keysOf(attempt).pair]);
+  await deleteLoginFailuresOf(db, keysOf(attempt).pair);
 }

@@ -10,6 +10,7 @@
  */
 import type { Config } from '../../config.js';
 import type { AppContext } from '../../platform/context.js';
+import { groupCount } from '../groups/service.js';
 import { DEMO_ACCOUNTS, DEMO_GROUP, demoExists, loadDemo, type DemoSummary } from './load.js';
 
 export type DemoDecision = 'load' | 'run' | 'off';
@@ -19,8 +20,7 @@ export async function demoDecision(ctx: AppContext, c: Config): Promise<DemoDeci
   if (await demoExists(ctx)) return 'run';
   if (c.demo === true) return 'load';
   if (c.databaseUrl) return 'off';
-  const groups = await ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM groups');
-  return groups[0]!.n === 0 ? 'load' : 'off';
+  return (await groupCount(ctx.db)) === 0 ? 'load' : 'off';
 }
 
 /** Loads the demo if the decision says so; the summary when it was loaded now. */

@@ -2,26 +2,22 @@
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
 import { errors, invalid } from '../../platform/http/errors.js';
-import type { Feature, GroupScope } from '../../platform/http/access.js';
+import type { GroupScope } from '../../platform/http/access.js';
 import type { CreateGroupBody, GroupAuth, GroupRecord, PatchGroupBody, TeamRecord } from './schemas.js';
 import { checkOidcDomain } from '../auth/oidc.js';
 import { widerThanCaller } from '../auth/bounds.js';
+import { countGroups, insertGroup, selectAllGroups, selectGroup, selectGroupsByIds, selectGroupsOfUser, updateGroupRow, type GroupRow } from './queries/groups.js';
+import { insertTeam, selectTeamIds, selectTeams } from './queries/teams.js';
 
-export interface Group {
-  group_id: string;
-  name: string;
-  features: Feature[];
-  auth: GroupAuth;
-  timezone: string;
-  created_at: Date;
-  updated_at: Date;
+export type Group = GroupRow;
+
+export function getGroup(db: Queryable, groupId: string): Promise<Group | null> {
+  return selectGroup(db, groupId);
 }
 
-const GROUP_COLUMNS = 'group_id, name, features, auth, timezone, created_at, updated_at';
-
-export async function getGroup(db: Queryable, groupId: string): Promise<Group | null> {
-  const rows = await db.query<Group>(`SELECT ${GROUP_COLUMNS} FROM groups WHERE group_id = $1`, [groupId]);
-  return rows[0] ?? null;
+/** How many groups the database holds (the demo starts on an empty one). */
+export function groupCount(db: Queryable): Promise<number> {
+  return countGroups(db);
 }
 
 export async function requireGroup(db: Queryable, groupId: string): Promise<Group> {
@@ -55,64 +51,45 @@ async function checkGroupInput(ctx: AppContext, input: { timezone?: string | und
 
 export async function createGroup(ctx: AppContext, input: CreateGroupBody): Promise<Group> {
   await checkGroupInput(ctx, input);
-  const rows = await ctx.db.query<Group>(
-    `INSERT INTO groups (group_id, name, features, auth, timezone, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $6)
-     ON CONFLICT (group_id) DO NOTHING
-     RETURNING ${GROUP_COLUMNS}`,
-    [input.group_id, input.name, input.features ?? [], JSON.stringify(input.auth ?? { provider: 'legacy' }), input.timezone ?? 'UTC', ctx.clock.now()],
+  const group = await insertGroup(
+    ctx.db,
+    { group_id: input.group_id, name: input.name, features: input.features ?? [], auth: input.auth ?? { provider: 'legacy' }, timezone: input.timezone ?? 'UTC' },
+    ctx.clock.now(),
   );
-  if (!rows[0]) throw errors.conflict('GroupExists', `Group ${JSON.stringify(input.group_id)} already exists`);
-  return rows[0];
+  if (!group) throw errors.conflict('GroupExists', `Group ${JSON.stringify(input.group_id)} already exists`);
+  return group;
 }
 
 export async function updateGroup(ctx: AppContext, groupId: string, patch: PatchGroupBody): Promise<Group> {
   await checkGroupInput(ctx, patch);
-  const rows = await ctx.db.query<Group>(
-    `UPDATE groups SET
-       name = COALESCE($2, name),
-       features = COALESCE($3, features),
-       auth = COALESCE($4::jsonb, auth),
-       timezone = COALESCE($5, timezone),
-       updated_at = $6
-     WHERE group_id = $1
-     RETURNING ${GROUP_COLUMNS}`,
-    [groupId, patch.name ?? null, patch.features ?? null, patch.auth ? JSON.stringify(patch.auth) : null, patch.timezone ?? null, ctx.clock.now()],
+  const group = await updateGroupRow(
+    ctx.db,
+    groupId,
+    { name: patch.name ?? null, features: patch.features ?? null, auth: patch.auth ?? null, timezone: patch.timezone ?? null },
+    ctx.clock.now(),
   );
-  if (!rows[0]) throw errors.groupNotFound(groupId);
-  return rows[0];
+  if (!group) throw errors.groupNotFound(groupId);
+  return group;
 }
 
 /** A superuser sees every group; anyone else, the groups they hold a role in (or their key names). */
 export async function listGroupsFor(db: Queryable, who: { userId: string | null; superuser: boolean; groupIds: readonly string[] | null }): Promise<Group[]> {
-  if (who.superuser && who.groupIds === null) return db.query<Group>(`SELECT ${GROUP_COLUMNS} FROM groups ORDER BY group_id`);
-  if (who.userId === null) return db.query<Group>(`SELECT ${GROUP_COLUMNS} FROM groups WHERE group_id = ANY($1) ORDER BY group_id`, [who.groupIds ?? []]);
-  return db.query<Group>(
-    `SELECT ${GROUP_COLUMNS} FROM groups g
-     WHERE (EXISTS (SELECT 1 FROM memberships m WHERE m.group_id = g.group_id AND m.user_id = $1) OR $3)
-       AND ($2::text[] IS NULL OR g.group_id = ANY($2))
-     ORDER BY group_id`,
-    [who.userId, who.groupIds, who.superuser],
-  );
+  if (who.superuser && who.groupIds === null) return selectAllGroups(db);
+  if (who.userId === null) return selectGroupsByIds(db, who.groupIds ?? []);
+  return selectGroupsOfUser(db, who.userId, who.groupIds, who.superuser);
 }
 
 /** A team-limited admin cannot make a team: a new team lies outside its teams by definition. */
 export async function createTeam(ctx: AppContext, scope: Pick<GroupScope, 'groupId' | 'teams'>, input: { team_id: string; name: string }): Promise<TeamRecord> {
   if (scope.teams !== null) throw widerThanCaller(`Team ${JSON.stringify(input.team_id)}`, scope.teams);
   const groupId = scope.groupId;
-  const rows = await ctx.db.query<TeamRecord & { created_at: Date }>(
-    `INSERT INTO teams (group_id, team_id, name, created_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (group_id, team_id) DO NOTHING
-     RETURNING group_id, team_id, name, created_at`,
-    [groupId, input.team_id, input.name, ctx.clock.now()],
-  );
-  if (!rows[0]) throw errors.conflict('TeamExists', `Team ${JSON.stringify(input.team_id)} already exists in group ${JSON.stringify(groupId)}`);
-  return teamRecord(rows[0]);
+  const team = await insertTeam(ctx.db, groupId, input, ctx.clock.now());
+  if (!team) throw errors.conflict('TeamExists', `Team ${JSON.stringify(input.team_id)} already exists in group ${JSON.stringify(groupId)}`);
+  return teamRecord(team);
 }
 
 export async function listTeams(db: Queryable, groupId: string): Promise<TeamRecord[]> {
-  const rows = await db.query<TeamRecord & { created_at: Date }>('SELECT group_id, team_id, name, created_at FROM teams WHERE group_id = $1 ORDER BY team_id', [groupId]);
-  return rows.map(teamRecord);
+  return (await selectTeams(db, groupId)).map(teamRecord);
 }
 
 function teamRecord(r: { group_id: string; team_id: string; name: string; created_at: Date | string }): TeamRecord {
@@ -122,8 +99,7 @@ function teamRecord(r: { group_id: string; team_id: string; name: string; create
 /** Names the teams of `teams` that the group does not have (for clear errors on writes). */
 export async function unknownTeams(db: Queryable, groupId: string, teams: readonly string[]): Promise<string[]> {
   if (teams.length === 0) return [];
-  const rows = await db.query<{ team_id: string }>('SELECT team_id FROM teams WHERE group_id = $1 AND team_id = ANY($2)', [groupId, [...teams]]);
-  const known = new Set(rows.map((r) => r.team_id));
+  const known = new Set(await selectTeamIds(db, groupId, teams));
   return teams.filter((t) => !known.has(t));
 }
 
