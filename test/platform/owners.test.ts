@@ -84,6 +84,7 @@ const OWNER: Record<string, string> = {
  */
 const FOREIGN_READS: Record<string, string[]> = {
   'src/domains/groups/queries/groups.ts': ['memberships'],
+  'src/domains/gtfs/queries/publications.ts': ['groups'],
 };
 
 /** Uses of a table outside a queries module, or written by a non-owner, still to move: file → tables, sorted. */
@@ -93,15 +94,10 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements'],
   'src/domains/duties/service.ts': ['danger_zones', 'drivers', 'duties', 'trip_events', 'trip_runs', 'vehicles'],
   'src/domains/feeds/network.ts': ['device_latest', 'devices', 'duties', 'groups', 'gtfs_trips', 'positions', 'vehicles'],
-  'src/domains/feeds/siri/routes.ts': ['groups'],
-  'src/domains/feeds/siri/service.ts': ['gtfs_stop_times', 'gtfs_stops', 'gtfs_trips'],
   'src/domains/fleet/datahub.ts': ['(dynamic)'],
   'src/domains/gtfs/import/importer.ts': ['(dynamic)', 'gtfs_versions'],
   'src/domains/gtfs/on-demand/service.ts': ['on_demand_routes', 'on_demand_stops'],
-  'src/domains/gtfs/publications.ts': ['groups', 'gtfs_publications'],
   'src/domains/gtfs/rail/service.ts': ['gtfs_stops', 'rail_station_links', 'rail_stations'],
-  'src/domains/gtfs/service-days.ts': ['groups', 'gtfs_calendar_dates', 'gtfs_calendars', 'gtfs_frequencies', 'gtfs_routes', 'gtfs_shapes', 'gtfs_stop_times', 'gtfs_stops', 'gtfs_trips'],
-  'src/domains/gtfs/service.ts': ['gtfs_calendar_dates', 'gtfs_calendars', 'gtfs_publications', 'gtfs_versions'],
   'src/domains/live/attribution.ts': ['devices', 'drivers', 'duties', 'vehicles'],
   'src/domains/livemap/service.ts': ['device_latest', 'drivers', 'duties', 'gtfs_routes', 'gtfs_trips', 'trip_events', 'vehicles'],
   'src/domains/movements/service.ts': ['drivers', 'duties', 'vehicle_movements', 'vehicles'],

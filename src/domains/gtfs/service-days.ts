@@ -19,11 +19,14 @@
  */
 import type { Queryable } from '../../platform/db/index.js';
 import { errors } from '../../platform/http/errors.js';
-import { versionInForce } from './publications.js';
+import { getGroup } from '../groups/service.js';
+import { versionInForce } from './queries/publications.js';
+import { selectLinesByStop, selectRoutes, selectRunningTrips, selectStopCalls, selectShapePoints, selectShapesPoints, selectStopTimes, selectStops, type RouteInfo, type ShapePoint, type StopCallRow, type StopInfo, type TripRow } from './queries/service-days.js';
 import { serviceDayStart } from '../../platform/time.js';
 import { atSeconds, formatGtfsTime, gtfsSeconds, isoWeekday } from './time.js';
 
 export { versionInForce };
+export type { RouteInfo, ShapePoint, StopInfo };
 
 export interface ScheduledTrip {
   trip_id: string;
@@ -82,50 +85,11 @@ export interface ScheduledStopTime {
   shape_dist_traveled: number | null;
 }
 
-export interface ShapePoint {
-  sequence: number;
-  lat: number;
-  lon: number;
-  dist_traveled: number | null;
-}
-
-export interface RouteInfo {
-  route_id: string;
-  agency_id: string | null;
-  short_name: string | null;
-  long_name: string | null;
-  description: string | null;
-  type: number;
-  color: string | null;
-  text_color: string | null;
-  sort_order: number | null;
-}
-
-export interface StopInfo {
-  stop_id: string;
-  code: string | null;
-  name: string | null;
-  lat: number | null;
-  lon: number | null;
-  location_type: number | null;
-  parent_station: string | null;
-  wheelchair_boarding: number | null;
-  platform_code: string | null;
-}
-
 export async function groupTimezone(db: Queryable, groupId: string): Promise<string> {
-  const rows = await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]);
-  if (!rows[0]) throw errors.groupNotFound(groupId);
-  return rows[0].timezone;
+  const group = await getGroup(db, groupId);
+  if (!group) throw errors.groupNotFound(groupId);
+  return group.timezone;
 }
-
-/** A trip as stored: the fields of ScheduledTrip that do not depend on the instance, and its frequency row. */
-type TripRow = Omit<ScheduledTrip, 'start_time' | 'frequency' | 'first_departure_at' | 'last_arrival_at'> & {
-  f_start: number | null;
-  f_end: number | null;
-  headway_secs: number | null;
-  exact_times: number | null;
-};
 
 /**
  * The trips that run on a service date (see the rules at the top of this file).
@@ -144,28 +108,7 @@ export async function tripsOnServiceDate(
   const day: ServiceDay = { groupId, serviceDate, gtfsId, timezone, dayStart, trips: [] };
   if (gtfsId === null) return day;
 
-  const rows = await db.query<TripRow>(
-    `WITH running AS (
-       SELECT service_id FROM gtfs_calendars
-       WHERE group_id = $1 AND gtfs_id = $2 AND start_date <= $3::date AND end_date >= $3::date
-         AND (ARRAY[monday, tuesday, wednesday, thursday, friday, saturday, sunday])[$4::int]
-       UNION
-       SELECT service_id FROM gtfs_calendar_dates WHERE group_id = $1 AND gtfs_id = $2 AND date = $3::date AND exception_type = 1
-       EXCEPT
-       SELECT service_id FROM gtfs_calendar_dates WHERE group_id = $1 AND gtfs_id = $2 AND date = $3::date AND exception_type = 2
-     )
-     SELECT t.trip_id, t.route_id, t.service_id, t.block_id, t.shape_id, t.direction_id, t.trip_headsign AS headsign, t.trip_short_name AS short_name,
-            t.wheelchair_accessible, t.bikes_allowed, t.first_stop_id, t.first_stop_sequence, t.first_departure,
-            t.last_stop_id, t.last_stop_sequence, t.last_arrival, t.stop_count,
-            f.start_time AS f_start, f.end_time AS f_end, f.headway_secs, f.exact_times
-     FROM running r
-     JOIN gtfs_trips t ON t.group_id = $1 AND t.gtfs_id = $2 AND t.service_id = r.service_id
-     LEFT JOIN gtfs_frequencies f ON f.group_id = $1 AND f.gtfs_id = $2 AND f.trip_id = t.trip_id
-     WHERE t.stop_count > 0
-       AND ($5::text[] IS NULL OR t.trip_id = ANY($5::text[]))
-       AND ($6::text[] IS NULL OR t.route_id = ANY($6::text[]))`,
-    [groupId, gtfsId, serviceDate, isoWeekday(serviceDate), o.tripIds ? [...o.tripIds] : null, o.routeIds ? [...o.routeIds] : null],
-  );
+  const rows = await selectRunningTrips(db, groupId, gtfsId, serviceDate, isoWeekday(serviceDate), o.tripIds ?? null, o.routeIds ?? null);
 
   for (const r of rows) {
     if (r.f_start === null) {
@@ -230,16 +173,7 @@ export interface StoredStopTimes {
 export async function storedStopTimes(db: Queryable, groupId: string, gtfsId: string, tripIds: readonly string[]): Promise<Map<string, StoredStopTimes>> {
   const out = new Map<string, StoredStopTimes>();
   if (tripIds.length === 0) return out;
-  const rows = await db.query<StoredStopTimes['stops'][number] & { trip_id: string; first_departure: number }>(
-    `SELECT st.trip_id, st.stop_id, st.stop_sequence, s.stop_name, s.stop_lat, s.stop_lon, st.stop_headsign, st.arrival_time, st.departure_time,
-            st.pickup_type, st.drop_off_type, st.timepoint, st.shape_dist_traveled, t.first_departure
-     FROM gtfs_stop_times st
-     JOIN gtfs_trips t ON t.group_id = st.group_id AND t.gtfs_id = st.gtfs_id AND t.trip_id = st.trip_id
-     LEFT JOIN gtfs_stops s ON s.group_id = st.group_id AND s.gtfs_id = st.gtfs_id AND s.stop_id = st.stop_id
-     WHERE st.group_id = $1 AND st.gtfs_id = $2 AND st.trip_id = ANY($3::text[])
-     ORDER BY st.trip_id, st.stop_sequence`,
-    [groupId, gtfsId, [...new Set(tripIds)]],
-  );
+  const rows = await selectStopTimes(db, groupId, gtfsId, tripIds);
   for (const { trip_id, first_departure, ...r } of rows) {
     const trip = out.get(trip_id) ?? out.set(trip_id, { first_departure, stops: [] }).get(trip_id)!;
     trip.stops.push(r);
@@ -267,41 +201,32 @@ export function onServiceDay(stored: StoredStopTimes, dayStart: Date, startTime?
 export async function shapesOf(db: Queryable, groupId: string, gtfsId: string, shapeIds: readonly string[]): Promise<Map<string, ShapePoint[]>> {
   const out = new Map<string, ShapePoint[]>();
   if (shapeIds.length === 0) return out;
-  const rows = await db.query<ShapePoint & { shape_id: string }>(
-    `SELECT shape_id, shape_pt_sequence AS sequence, shape_pt_lat AS lat, shape_pt_lon AS lon, shape_dist_traveled AS dist_traveled
-     FROM gtfs_shapes WHERE group_id = $1 AND gtfs_id = $2 AND shape_id = ANY($3::text[]) ORDER BY shape_id, shape_pt_sequence`,
-    [groupId, gtfsId, [...new Set(shapeIds)]],
-  );
+  const rows = await selectShapesPoints(db, groupId, gtfsId, shapeIds);
   for (const { shape_id, ...p } of rows) (out.get(shape_id) ?? out.set(shape_id, []).get(shape_id)!).push(p);
   return out;
 }
 
 /** The points of a shape, in order (for kilometres: cheap-ruler over lon/lat). */
 export async function tripShape(db: Queryable, groupId: string, gtfsId: string, shapeId: string): Promise<ShapePoint[]> {
-  return db.query<ShapePoint>(
-    `SELECT shape_pt_sequence AS sequence, shape_pt_lat AS lat, shape_pt_lon AS lon, shape_dist_traveled AS dist_traveled
-     FROM gtfs_shapes WHERE group_id = $1 AND gtfs_id = $2 AND shape_id = $3 ORDER BY shape_pt_sequence`,
-    [groupId, gtfsId, shapeId],
-  );
+  return selectShapePoints(db, groupId, gtfsId, shapeId);
 }
 
 /** Routes of a version (all, or those named). */
 export async function routesOf(db: Queryable, groupId: string, gtfsId: string, routeIds?: readonly string[]): Promise<RouteInfo[]> {
-  return db.query<RouteInfo>(
-    `SELECT route_id, agency_id, route_short_name AS short_name, route_long_name AS long_name, route_desc AS description, route_type AS type,
-            route_color AS color, route_text_color AS text_color, route_sort_order AS sort_order
-     FROM gtfs_routes WHERE group_id = $1 AND gtfs_id = $2 AND ($3::text[] IS NULL OR route_id = ANY($3::text[]))
-     ORDER BY route_sort_order NULLS LAST, route_id`,
-    [groupId, gtfsId, routeIds ? [...routeIds] : null],
-  );
+  return selectRoutes(db, groupId, gtfsId, routeIds);
 }
 
 /** Stops of a version (all, or those named). */
 export async function stopsOf(db: Queryable, groupId: string, gtfsId: string, stopIds?: readonly string[]): Promise<StopInfo[]> {
-  return db.query<StopInfo>(
-    `SELECT stop_id, stop_code AS code, stop_name AS name, stop_lat AS lat, stop_lon AS lon, location_type, parent_station, wheelchair_boarding, platform_code
-     FROM gtfs_stops WHERE group_id = $1 AND gtfs_id = $2 AND ($3::text[] IS NULL OR stop_id = ANY($3::text[]))
-     ORDER BY stop_id`,
-    [groupId, gtfsId, stopIds ? [...stopIds] : null],
-  );
+  return selectStops(db, groupId, gtfsId, stopIds);
+}
+
+/** The stop times of a version at one stop (of one route, when `routeId` is given), unshifted, with their trips' first departures. */
+export function stopCalls(db: Queryable, groupId: string, gtfsId: string, stopId: string, routeId: string | null): Promise<StopCallRow[]> {
+  return selectStopCalls(db, groupId, gtfsId, stopId, routeId);
+}
+
+/** The routes calling at each stop of a version. */
+export function linesByStop(db: Queryable, groupId: string, gtfsId: string): Promise<{ stop_id: string; lines: string[] }[]> {
+  return selectLinesByStop(db, groupId, gtfsId);
 }

@@ -7,29 +7,18 @@
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
 import { errors, fail } from '../../platform/http/errors.js';
-import { publishedGtfsId } from './publications.js';
+import { selectCalendars, type CalendarRow } from './queries/calendars.js';
+import { insertPublication, publishedGtfsId } from './queries/publications.js';
+import { selectVersion, selectVersions, versionExists, type VersionRow } from './queries/versions.js';
 import { refreshOrphans } from './rail/service.js';
 import type { CalendarRecord, GtfsVersionRecord } from './schemas.js';
 import { addDays } from '../../platform/time.js';
 import { isoWeekday } from './time.js';
 
+export { publishedGtfsId };
+
 /** The path alias of the version published now. */
 export const PUBLISHED_ALIAS = 'published';
-
-interface VersionRow {
-  gtfs_id: string;
-  name: string;
-  imported_at: Date;
-  counts: Record<string, number>;
-  warning_count: number;
-  feed_info: Record<string, string> | null;
-  publication_date: Date | null;
-}
-
-const VERSION_SELECT = `
-  SELECT v.gtfs_id, v.name, v.imported_at, v.counts, v.warning_count, v.feed_info,
-         (SELECT max(p.published_at) FROM gtfs_publications p WHERE p.group_id = v.group_id AND p.gtfs_id = v.gtfs_id) AS publication_date
-  FROM gtfs_versions v`;
 
 function versionRecord(r: VersionRow, published: string | null): GtfsVersionRecord {
   return {
@@ -45,7 +34,7 @@ function versionRecord(r: VersionRow, published: string | null): GtfsVersionReco
 }
 
 export async function listVersions(db: Queryable, groupId: string): Promise<GtfsVersionRecord[]> {
-  const rows = await db.query<VersionRow>(`${VERSION_SELECT} WHERE v.group_id = $1 ORDER BY v.imported_at DESC, v.gtfs_id DESC`, [groupId]);
+  const rows = await selectVersions(db, groupId);
   const published = await publishedGtfsId(db, groupId);
   return rows.map((r) => versionRecord(r, published));
 }
@@ -55,8 +44,8 @@ export async function findVersion(db: Queryable, groupId: string, gtfsId: string
   const published = await publishedGtfsId(db, groupId);
   const id = gtfsId === PUBLISHED_ALIAS ? published : gtfsId;
   if (id === null) return null;
-  const rows = await db.query<VersionRow>(`${VERSION_SELECT} WHERE v.group_id = $1 AND v.gtfs_id = $2`, [groupId, id]);
-  return rows[0] ? versionRecord(rows[0], published) : null;
+  const row = await selectVersion(db, groupId, id);
+  return row ? versionRecord(row, published) : null;
 }
 
 const gtfsNotFound = (gtfsId: string) => errors.notFound('GtfsNotFound', `GTFS version ${JSON.stringify(gtfsId)} does not exist in this group`);
@@ -73,7 +62,7 @@ export async function requireVersion(db: Queryable, groupId: string, gtfsId: str
  */
 export async function publishIn(tx: Queryable, at: Date, groupId: string, gtfsId: string, by: string | null): Promise<Date> {
   await lockPublications(tx, groupId);
-  await tx.query('INSERT INTO gtfs_publications (group_id, gtfs_id, published_at, published_by) VALUES ($1, $2, $3, $4)', [groupId, gtfsId, at, by]);
+  await insertPublication(tx, groupId, gtfsId, at, by);
   await refreshOrphans(tx, groupId, gtfsId);
   return at;
 }
@@ -86,8 +75,7 @@ export async function publishIn(tx: Queryable, at: Date, groupId: string, gtfsId
 export async function publishGtfs(ctx: AppContext, groupId: string, gtfsId: string, by: string | null): Promise<GtfsVersionRecord> {
   await ctx.db.transaction(async (tx) => {
     await lockPublications(tx, groupId);
-    const exists = await tx.query('SELECT 1 FROM gtfs_versions WHERE group_id = $1 AND gtfs_id = $2', [groupId, gtfsId]);
-    if (exists.length === 0) throw gtfsNotFound(gtfsId);
+    if (!(await versionExists(tx, groupId, gtfsId))) throw gtfsNotFound(gtfsId);
     if ((await publishedGtfsId(tx, groupId)) === gtfsId) return;
     await publishIn(tx, ctx.clock.now(), groupId, gtfsId, by);
   });
@@ -98,41 +86,10 @@ async function lockPublications(tx: Queryable, groupId: string) {
   await tx.query("SELECT pg_advisory_xact_lock(hashtext('transit-ops:gtfs-publish:' || $1))", [groupId]);
 }
 
-interface CalendarRow {
-  service_id: string;
-  days: boolean[] | null;
-  start_date: string | null;
-  end_date: string | null;
-  added: string[];
-  removed: string[];
-}
-
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 
 async function calendars(db: Queryable, groupId: string, gtfsId: string, serviceId: string | null): Promise<CalendarRecord[]> {
-  const rows = await db.query<CalendarRow>(
-    `WITH services AS (
-       SELECT service_id FROM gtfs_calendars WHERE group_id = $1 AND gtfs_id = $2 AND ($3::text IS NULL OR service_id = $3)
-       UNION
-       SELECT service_id FROM gtfs_calendar_dates WHERE group_id = $1 AND gtfs_id = $2 AND ($3::text IS NULL OR service_id = $3)
-     ), exceptions AS (
-       SELECT service_id,
-              array_agg(to_char(date, 'YYYY-MM-DD') ORDER BY date) FILTER (WHERE exception_type = 1) AS added,
-              array_agg(to_char(date, 'YYYY-MM-DD') ORDER BY date) FILTER (WHERE exception_type = 2) AS removed
-       FROM gtfs_calendar_dates WHERE group_id = $1 AND gtfs_id = $2 AND ($3::text IS NULL OR service_id = $3)
-       GROUP BY service_id
-     )
-     SELECT s.service_id,
-            CASE WHEN c.service_id IS NULL THEN NULL ELSE ARRAY[c.monday, c.tuesday, c.wednesday, c.thursday, c.friday, c.saturday, c.sunday] END AS days,
-            to_char(c.start_date, 'YYYY-MM-DD') AS start_date, to_char(c.end_date, 'YYYY-MM-DD') AS end_date,
-            COALESCE(e.added, '{}') AS added, COALESCE(e.removed, '{}') AS removed
-     FROM services s
-     LEFT JOIN gtfs_calendars c ON c.group_id = $1 AND c.gtfs_id = $2 AND c.service_id = s.service_id
-     LEFT JOIN exceptions e ON e.service_id = s.service_id
-     ORDER BY s.service_id`,
-    [groupId, gtfsId, serviceId],
-  );
-  return rows.map(calendarRecord);
+  return (await selectCalendars(db, groupId, gtfsId, serviceId)).map(calendarRecord);
 }
 
 function calendarRecord(r: CalendarRow): CalendarRecord {

@@ -6,7 +6,8 @@ import { publicAccess } from '../../../platform/http/access.js';
 import { invalid } from '../../../platform/http/errors.js';
 import { GroupParams } from '../../../platform/http/params.js';
 import { PUBLIC, op, type OpMeta } from '../../../platform/http/route.js';
-import { publishedGtfsId } from '../../gtfs/publications.js';
+import { getGroup } from '../../groups/service.js';
+import { publishedGtfsId } from '../../gtfs/service.js';
 import { BLOCK_HORIZON_SECONDS } from '../../predictions/service.js';
 import { sendOutput, snapshotAge, type FeedCache } from '../cache.js';
 import { checkStatus, contentOf, estimatedTimetableOutput, linesDiscovery, situationExchange, stopMonitoring, stopPointsDiscovery, vehicleMonitoring } from './build.js';
@@ -107,7 +108,7 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
       { params: GroupParams, response: { 200: XmlResponse[200] } },
     ),
   }, async (req, reply) => {
-    const tz = (await ctx.db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [req.params.group_id]))[0]!.timezone;
+    const tz = (await getGroup(ctx.db, req.params.group_id))!.timezone;
     return reply.type(XML).send(checkStatus(ctx.clock.now(), tz, true, startedAt));
   });
 

@@ -1,8 +1,8 @@
 /** What SIRI reads beyond the snapshot: the visits of one stop, and the discovery lists. */
 import type { Queryable } from '../../../platform/db/index.js';
 import { addDays, localDate } from '../../../platform/time.js';
-import { publishedGtfsId } from '../../gtfs/publications.js';
-import { routesOf, stopsOf, tripsOnServiceDate, versionInForce, type RouteInfo, type StopInfo } from '../../gtfs/service-days.js';
+import { publishedGtfsId } from '../../gtfs/service.js';
+import { linesByStop, routesOf, stopCalls, stopsOf, tripsOnServiceDate, versionInForce, type RouteInfo, type StopInfo } from '../../gtfs/service-days.js';
 import { atSeconds } from '../../gtfs/time.js';
 import { instanceKey, monitored, type Call, type NetworkNow } from '../network.js';
 import type { StopVisit } from './build.js';
@@ -21,14 +21,8 @@ export async function stopVisits(db: Queryable, net: NetworkNow, stopId: string,
   for (const date of [addDays(today, -1), today]) {
     const gtfsId = await versionInForce(db, net.groupId, date);
     if (!gtfsId) continue;
-    const rows = await db.query<{ trip_id: string; stop_sequence: number; arrival_time: number | null; departure_time: number | null; first_departure: number; stop_name: string | null }>(
-      `SELECT st.trip_id, st.stop_sequence, st.arrival_time, st.departure_time, t.first_departure, s.stop_name
-       FROM gtfs_stop_times st
-       JOIN gtfs_trips t ON t.group_id = st.group_id AND t.gtfs_id = st.gtfs_id AND t.trip_id = st.trip_id
-       LEFT JOIN gtfs_stops s ON s.group_id = st.group_id AND s.gtfs_id = st.gtfs_id AND s.stop_id = st.stop_id
-       WHERE st.group_id = $1 AND st.gtfs_id = $2 AND st.stop_id = $3 AND ($4::text IS NULL OR t.route_id = $4)`,
-      [net.groupId, gtfsId, stopId, o.lineRef ?? null],
-    );
+    const rows = await stopCalls(db, net.groupId, gtfsId, stopId, o.lineRef ?? null);
+
     if (rows.length === 0) continue;
     const day = await tripsOnServiceDate(db, net.groupId, date, { gtfsId, tripIds: [...new Set(rows.map((r) => r.trip_id))] });
     for (const trip of day.trips) {
@@ -62,12 +56,7 @@ export async function discovery(db: Queryable, groupId: string): Promise<{ gtfsI
   const gtfsId = await publishedGtfsId(db, groupId);
   if (!gtfsId) return { gtfsId, routes: [], stops: [] };
   const routes = await routesOf(db, groupId, gtfsId);
-  const lines = await db.query<{ stop_id: string; lines: string[] }>(
-    `SELECT st.stop_id, array_agg(DISTINCT t.route_id ORDER BY t.route_id) AS lines
-     FROM gtfs_stop_times st JOIN gtfs_trips t ON t.group_id = st.group_id AND t.gtfs_id = st.gtfs_id AND t.trip_id = st.trip_id
-     WHERE st.group_id = $1 AND st.gtfs_id = $2 GROUP BY st.stop_id`,
-    [groupId, gtfsId],
-  );
+  const lines = await linesByStop(db, groupId, gtfsId);
   const byStop = new Map(lines.map((l) => [l.stop_id, l.lines]));
   const stops = (await stopsOf(db, groupId, gtfsId)).filter((s) => (s.location_type ?? 0) === 0).map((s) => ({ ...s, lines: byStop.get(s.stop_id) ?? [] }));
   return { gtfsId, routes, stops };

@@ -6,7 +6,7 @@ import type { AppContext } from '../../../platform/context.js';
 import type { Queryable } from '../../../platform/db/index.js';
 import { readCsv } from '../../../platform/csv.js';
 import { errors, invalid, ValidationError, type ValidationIssue } from '../../../platform/http/errors.js';
-import { publishedGtfsId } from '../publications.js';
+import { publishedGtfsId } from '../queries/publications.js';
 import type { CreateRailStationLink, RailStation, RailStationLink } from './schemas.js';
 
 const STATION_COLUMNS = 'station_id, name, code, country, lat, lon';

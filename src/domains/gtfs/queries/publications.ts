@@ -1,8 +1,8 @@
 /**
- * Which version is published: the two questions asked of the append-only publication list.
- * Both the GTFS services and the rail links ask them, so they live here once.
+ * The gtfs_publications table, the append-only publication list: which version is published, and
+ * the two questions asked of it. Both the GTFS services and the rail links ask them, so they live here once.
  */
-import type { Queryable } from '../../platform/db/index.js';
+import type { Queryable } from '../../../platform/db/index.js';
 
 /** The gtfs_id of the version published now (published last), or null before any publication. */
 export async function publishedGtfsId(db: Queryable, groupId: string): Promise<string | null> {
@@ -29,4 +29,8 @@ export async function versionInForce(db: Queryable, groupId: string, serviceDate
     [groupId, serviceDate],
   );
   return rows[0]?.gtfs_id ?? null;
+}
+
+export async function insertPublication(tx: Queryable, groupId: string, gtfsId: string, at: Date, by: string | null): Promise<void> {
+  await tx.query('INSERT INTO gtfs_publications (group_id, gtfs_id, published_at, published_by) VALUES ($1, $2, $3, $4)', [groupId, gtfsId, at, by]);
 }
