@@ -1,6 +1,8 @@
 /**
  * No module-level state holds per-app work (issue #18 §3): background work and what it keeps are
- * objects made by buildApp (appContext in src/app.ts), started and closed with the app. A scan of
+ * objects made by buildApp (appContext in src/app.ts), started and closed with the app; what is kept
+ * per database handle (memos of what it read, work under way on it) is kept by the handle (Db.kept,
+ * src/platform/db/kept.ts), for readers that receive only the Db. A scan of
  * src/ for a module-level `new Map`, `new WeakMap`, `new Set` or mutable `let`: each one found is
  * either a pure cache (the same for every app: a constant computed once, a memo of a pure
  * function) listed here with its reason, or a failure.
@@ -20,12 +22,6 @@ const ALLOWED: Record<string, string> = {
   'src/domains/feeds/siri/build.ts: formatters': 'time formatters by time zone: pure, a few',
   'src/domains/gtfs/import/files.ts: GTFS_FILE_NAMES': 'a constant (ReadonlySet)',
   'src/domains/auth/passwords.ts: dummy': 'one dummy hash, computed once, verified against for unknown emails (equal timing): a constant',
-  'src/domains/trips/tracking.ts: running':
-    'recomputations under way per database handle, chained per trip so an older reading never overwrites a newer one: the readers (trip object, stats, exports, feeds, predictions) receive only the Db. Not yet owned by the app (issue #18 §3 left open)',
-  'src/domains/trips/tracking/round.ts: memos':
-    'itineraries per database handle (bounded), reached through the Db like `running`. Not yet owned by the app (issue #18 §3 left open)',
-  'src/domains/gtfs/schedule-memo.ts: memos':
-    'scheduled stop times and shapes per database handle (bounded, keyed by GTFS version, which never changes once imported), shared by the feeds and the tracking rounds, reached through the Db. Not yet owned by the app (issue #18 §3 left open)',
 };
 
 const MUTABLE = /^(?:export\s+)?(?:(?:const|let|var)\s+(\w+)\s*(?::[^=]+)?=\s*new\s+(?:Weak)?(?:Map|Set)\b|(?:let|var)\s+(\w+))/;

@@ -68,11 +68,7 @@ export class ScheduleMemo {
   }
 }
 
-const memos = new WeakMap<Db, ScheduleMemo>();
-
-/** The schedule memo of a database handle (made on first use), shared by the feeds and the tracking rounds. */
+/** The schedule memo of a database handle (kept by the handle, made on first use), shared by the feeds and the tracking rounds. */
 export function scheduleMemoOf(db: Db): ScheduleMemo {
-  let m = memos.get(db);
-  if (!m) memos.set(db, (m = new ScheduleMemo()));
-  return m;
+  return db.kept.of(ScheduleMemo);
 }

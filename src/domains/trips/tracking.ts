@@ -246,8 +246,11 @@ export async function refreshRound(db: Db, groupId: string, trips: readonly Trip
 // ---------------------------------------------------------------------------------------------
 // Computing: set-based rounds (tracking/round.ts) of pure computations (tracking/compute.ts).
 
-/** Recomputations in this process, by trip: a batch waits for the earlier batches holding any of its trips. */
-const running = new WeakMap<Db, Map<string, Promise<void>>>();
+/**
+ * Recomputations under way on a database handle (kept by the handle, Db.kept), by trip: a batch
+ * waits for the earlier batches holding any of its trips.
+ */
+class Running extends Map<string, Promise<void>> {}
 
 /**
  * Recomputes the stored tracking of trips (any groups and dates) and clears the marks read for them,
@@ -256,8 +259,7 @@ const running = new WeakMap<Db, Map<string, Promise<void>>>();
  * and a later refresh or read recomputes.)
  */
 async function recomputeBatch(db: Db, keys: readonly TripKey[], marks: readonly Mark[] = []): Promise<void> {
-  let chains = running.get(db);
-  if (!chains) running.set(db, (chains = new Map()));
+  const chains = db.kept.of(Running);
   const ks = [...new Set(keys.map((k) => `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`))];
   const before = ks.map((k) => chains.get(k)).filter((p): p is Promise<void> => p !== undefined);
   const next = Promise.all(before.map((p) => p.catch(() => undefined))).then(() => recomputeTrips(db, keys, marks));

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite, types, type Transaction } from '@electric-sql/pglite';
 import { ChangeFeed } from './changes.js';
 import { cursorStream } from './cursor.js';
+import { Kept } from './kept.js';
 import { copyColumns, copyText, quoteIdent, withSavepoint, type Db, type Tx } from './types.js';
 
 const parsers = {
@@ -67,6 +68,7 @@ class PgliteTx implements Tx {
 export class PgliteDb implements Db {
   readonly kind = 'pglite' as const;
   readonly changes: ChangeFeed = new ChangeFeed(this);
+  readonly kept = new Kept();
   constructor(readonly pg: PGlite) {}
 
   async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {

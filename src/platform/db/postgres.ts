@@ -7,6 +7,7 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { ChangeFeed } from './changes.js';
 import { cursorStream } from './cursor.js';
+import { Kept } from './kept.js';
 import { CHANGE_CHANNEL, copyColumns, quoteIdent, withLiterals, withSavepoint, type Db, type Tx } from './types.js';
 
 const INT8 = 20;
@@ -100,6 +101,7 @@ interface Listener {
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   readonly changes: ChangeFeed = new ChangeFeed(this);
+  readonly kept = new Kept();
   private listener: Promise<Listener> | undefined;
   private closed = false;
 

@@ -7,6 +7,7 @@
  * timestamptz → Date, json/jsonb → parsed value, arrays → arrays.
  */
 import type { ChangeFeed } from './changes.js';
+import type { Kept } from './kept.js';
 
 export type Row = Record<string, unknown>;
 
@@ -30,6 +31,8 @@ export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** What this instance hears of committed changes (changes.ts): one per handle, ended by close(). */
   readonly changes: ChangeFeed;
+  /** What the code keeps for the life of this handle (kept.ts): memos of what it read, work under way on it. */
+  readonly kept: Kept;
   /** One transaction: committed when fn resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**

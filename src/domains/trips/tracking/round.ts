@@ -91,8 +91,8 @@ class TrackingMemo {
   }
 }
 
-const memos = new WeakMap<Db, TrackingMemo>();
-const memoOf = (db: Db) => memos.get(db) ?? memos.set(db, new TrackingMemo()).get(db)!;
+/** The tracking memo of a database handle (kept by the handle, made on first use). */
+const memoOf = (db: Db) => db.kept.of(TrackingMemo);
 
 // ---------------------------------------------------------------------------------------------
 // The round.
