@@ -85,6 +85,9 @@ const OWNER: Record<string, string> = {
 const FOREIGN_READS: Record<string, string[]> = {
   'src/domains/groups/queries/groups.ts': ['memberships'],
   'src/domains/gtfs/queries/publications.ts': ['groups'],
+  'src/domains/notifications/queries.ts': ['devices'],
+  'src/domains/planning/queries.ts': ['drivers', 'vehicles'],
+  'src/domains/ratings/queries.ts': ['drivers'],
 };
 
 /** Uses of a table outside a queries module, or written by a non-owner, still to move: file → tables, sorted. */
@@ -101,13 +104,10 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/live/attribution.ts': ['devices', 'drivers', 'duties', 'vehicles'],
   'src/domains/livemap/service.ts': ['device_latest', 'drivers', 'duties', 'gtfs_routes', 'gtfs_trips', 'trip_events', 'vehicles'],
   'src/domains/movements/service.ts': ['drivers', 'duties', 'vehicle_movements', 'vehicles'],
-  'src/domains/notifications/service.ts': ['devices', 'sms_notifications'],
-  'src/domains/planning/service.ts': ['drivers', 'plannings', 'vehicles'],
   'src/domains/predictions/model.ts': ['groups', 'gtfs_calendar_dates', 'gtfs_calendars', 'prediction_models', 'prediction_segments', 'trip_tracking', 'trip_tracking_stops'],
   'src/domains/predictions/routes.ts': ['groups'],
   'src/domains/predictions/samples.ts': ['drivers', 'groups', 'prediction_samples', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/predictions/service.ts': ['trip_tracking'],
-  'src/domains/ratings/service.ts': ['drivers', 'ratings'],
   'src/domains/trips/delays.ts': ['trip_tracking', 'trip_tracking_stops'],
   'src/domains/trips/exports.ts': ['drivers', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/trips/routes.ts': ['groups'],

@@ -15,6 +15,7 @@ import { teamParam } from '../../platform/http/teams.js';
 import { CSV_COLUMNS, MAX_ASSIGNMENTS, type Assignment, type PlanningRecord } from './schemas.js';
 import { driversByIdOrStaffNumber, driversSeen } from '../fleet/drivers.js';
 import { vehiclesByIdOrPlate, vehiclesSeen } from '../fleet/vehicles.js';
+import { selectPlannings, upsertPlannings } from './queries.js';
 
 interface Located extends Assignment {
   /** Where the assignment sits in the request: ['body', index] or ['body', line] of the CSV. */
@@ -162,17 +163,14 @@ export async function putPlanning(ctx: AppContext, scope: GroupScope, assignment
   await ctx.db.transaction(async (tx) => {
     for (let i = 0; i < resolved.length; i += 5000) {
       const part = resolved.slice(i, i + 5000);
-      await tx.query(
-        `INSERT INTO plannings (group_id, service_date, trip_id, start_time, gtfs_id, vehicle_id, driver_id, filename, created_by, updated_at)
-         SELECT $1, u.service_date, u.trip_id, u.start_time, u.gtfs_id, u.vehicle_id, u.driver_id, $8, $9, $10
-         FROM unnest($2::date[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) AS u(service_date, trip_id, start_time, gtfs_id, vehicle_id, driver_id)
-         ON CONFLICT (group_id, service_date, trip_id, start_time) DO UPDATE SET
-           gtfs_id = EXCLUDED.gtfs_id, vehicle_id = EXCLUDED.vehicle_id, driver_id = EXCLUDED.driver_id,
-           filename = EXCLUDED.filename, created_by = EXCLUDED.created_by, updated_at = EXCLUDED.updated_at`,
-        [
-          g, part.map((r) => r.service_date), part.map((r) => r.trip.trip_id), part.map((r) => (r.trip.frequency ? r.trip.first_departure : -1)),
-          part.map((r) => r.gtfsId), part.map((r) => r.vehicle_id), part.map((r) => r.driver_id), filename, by, now,
-        ],
+      await upsertPlannings(
+        tx,
+        g,
+        part.map((r) => ({
+          service_date: r.service_date, trip_id: r.trip.trip_id, start_time: r.trip.frequency ? r.trip.first_departure : -1,
+          gtfs_id: r.gtfsId, vehicle_id: r.vehicle_id, driver_id: r.driver_id,
+        })),
+        { filename, by, now },
       );
     }
   });
@@ -239,15 +237,12 @@ async function records(db: Queryable, scope: GroupScope, rows: (Resolved & { fil
 export async function getPlanning(db: Queryable, scope: GroupScope, q: { date: string; driver_id?: string | undefined; vehicle_id?: string | undefined }): Promise<PlanningRecord[]> {
   const date = isoDate(q.date);
   const ownDriver = scope.role === 'driver' ? (scope.driverId ?? '') : null;
-  const rows = await db.query<{ trip_id: string; start_time: number; gtfs_id: string; vehicle_id: string | null; driver_id: string | null; filename: string | null; updated_at: Date }>(
-    `SELECT p.trip_id, p.start_time, p.gtfs_id, p.vehicle_id, p.driver_id, p.filename, p.updated_at FROM plannings p
-     LEFT JOIN vehicles v ON v.group_id = p.group_id AND v.vehicle_id = p.vehicle_id
-     LEFT JOIN drivers d ON d.group_id = p.group_id AND d.driver_id = p.driver_id
-     WHERE p.group_id = $1 AND p.service_date = $2
-       AND ($3::text IS NULL OR p.driver_id = $3) AND ($4::text IS NULL OR p.vehicle_id = $4) AND ($5::text IS NULL OR p.driver_id = $5)
-       AND ($6::text[] IS NULL OR v.teams && $6::text[] OR d.teams && $6::text[])`,
-    [scope.groupId, date, q.driver_id?.toLowerCase() ?? null, q.vehicle_id ?? null, ownDriver, scope.teams === null ? null : [...scope.teams]],
-  );
+  const rows = await selectPlannings(db, scope.groupId, date, {
+    driverId: q.driver_id?.toLowerCase() ?? null,
+    vehicleId: q.vehicle_id ?? null,
+    ownDriverId: ownDriver,
+    teams: scope.teams === null ? null : [...scope.teams],
+  });
   if (rows.length === 0) return [];
   const resolved: (Resolved & { filename: string | null; updated_at: Date })[] = [];
   for (const gtfsId of new Set(rows.map((r) => r.gtfs_id))) {
