@@ -7,9 +7,8 @@ import type { Queryable } from '../../../platform/db/index.js';
 import { readCsv } from '../../../platform/csv.js';
 import { errors, invalid, ValidationError, type ValidationIssue } from '../../../platform/http/errors.js';
 import { publishedGtfsId } from '../queries/publications.js';
+import { deleteLinkRow, insertLink, selectLink, selectLinks, selectStation, selectStations, stationExists, updateOrphans, upsertStations, type LinkRow } from '../queries/rail.js';
 import type { CreateRailStationLink, RailStation, RailStationLink } from './schemas.js';
-
-const STATION_COLUMNS = 'station_id, name, code, country, lat, lon';
 
 /**
  * Stations whose name contains `q` or whose code is `q` (case-insensitive), by name, from after
@@ -17,20 +16,13 @@ const STATION_COLUMNS = 'station_id, name, code, country, lat, lon';
  */
 export async function searchStations(db: Queryable, o: { q?: string | undefined; limit: number; after: unknown[] | null }): Promise<RailStation[]> {
   const pattern = o.q === undefined ? null : `%${o.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return db.query<RailStation>(
-    `SELECT ${STATION_COLUMNS} FROM rail_stations
-     WHERE ($1::text IS NULL OR name ILIKE $1 OR lower(code) = lower($2))
-       AND ($3::text IS NULL OR (name, station_id) > ($3, $4))
-     ORDER BY name, station_id
-     LIMIT $5`,
-    [pattern, o.q ?? null, o.after?.[0] ?? null, o.after?.[1] ?? null, o.limit + 1],
-  );
+  return selectStations(db, pattern, o.q ?? null, o.after, o.limit + 1);
 }
 
 export async function getStation(db: Queryable, stationId: string): Promise<RailStation> {
-  const rows = await db.query<RailStation>(`SELECT ${STATION_COLUMNS} FROM rail_stations WHERE station_id = $1`, [stationId]);
-  if (!rows[0]) throw errors.notFound('RailStationNotFound', `Rail station ${JSON.stringify(stationId)} is not in the referential`);
-  return rows[0];
+  const station = await selectStation(db, stationId);
+  if (!station) throw errors.notFound('RailStationNotFound', `Rail station ${JSON.stringify(stationId)} is not in the referential`);
+  return station;
 }
 
 /** Column names accepted in the referential file, first the ours, then the open-data sets' ones. */
@@ -76,45 +68,18 @@ export async function importStations(ctx: AppContext, csv: string | Buffer): Pro
     const first = seen.get(id);
     if (id !== '' && first !== undefined) issues.push({ loc: ['file', line, column.station_id!], msg: `station ${id} appears twice (first on line ${first})`, type: 'value_error', input: id });
     seen.set(id, line);
-    return { id, name, code: get('code') || null, country: get('country') || null, lat: coordinate('lat', 90), lon: coordinate('lon', 180) };
+    return { station_id: id, name, code: get('code') || null, country: get('country') || null, lat: coordinate('lat', 90), lon: coordinate('lon', 180) };
   });
   if (issues.length > 0) throw new ValidationError(issues);
 
   const now = ctx.clock.now();
   await ctx.db.transaction(async (tx) => {
     for (let i = 0; i < stations.length; i += BATCH) {
-      const b = stations.slice(i, i + BATCH);
-      await tx.query(
-        `INSERT INTO rail_stations (station_id, name, code, country, lat, lon, updated_at)
-         SELECT s.*, $7::timestamptz FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::float8[]) AS s
-         ON CONFLICT (station_id) DO UPDATE SET name = excluded.name, code = excluded.code, country = excluded.country,
-           lat = excluded.lat, lon = excluded.lon, updated_at = excluded.updated_at`,
-        [b.map((s) => s.id), b.map((s) => s.name), b.map((s) => s.code), b.map((s) => s.country), b.map((s) => s.lat), b.map((s) => s.lon), now],
-      );
+      await upsertStations(tx, stations.slice(i, i + BATCH), now);
     }
   });
   return { stations: stations.length };
 }
-
-interface LinkRow {
-  stop_id: string;
-  stop_name: string | null;
-  station_id: string;
-  is_orphan: boolean;
-  created_at: Date;
-  name: string;
-  code: string | null;
-  country: string | null;
-  lat: number | null;
-  lon: number | null;
-}
-
-/** Links with their station, and the stop's name in the version published now ($2). */
-const LINK_SELECT = `
-  SELECT l.stop_id, s.stop_name, l.station_id, l.is_orphan, l.created_at, r.name, r.code, r.country, r.lat, r.lon
-  FROM rail_station_links l
-  JOIN rail_stations r ON r.station_id = l.station_id
-  LEFT JOIN gtfs_stops s ON s.group_id = l.group_id AND s.gtfs_id = $2 AND s.stop_id = l.stop_id`;
 
 const linkRecord = (r: LinkRow): RailStationLink => ({
   stop_id: r.stop_id,
@@ -126,37 +91,23 @@ const linkRecord = (r: LinkRow): RailStationLink => ({
 });
 
 export async function listLinks(db: Queryable, groupId: string): Promise<RailStationLink[]> {
-  const rows = await db.query<LinkRow>(`${LINK_SELECT} WHERE l.group_id = $1 ORDER BY l.stop_id, l.station_id`, [groupId, await publishedGtfsId(db, groupId)]);
+  const rows = await selectLinks(db, groupId, await publishedGtfsId(db, groupId));
   return rows.map(linkRecord);
 }
 
 export async function createLink(ctx: AppContext, groupId: string, input: CreateRailStationLink): Promise<RailStationLink> {
-  const station = await ctx.db.query('SELECT 1 FROM rail_stations WHERE station_id = $1', [input.station_id]);
-  if (station.length === 0) throw invalid(['body', 'station_id'], `Rail station ${JSON.stringify(input.station_id)} is not in the referential`, 'value_error', input.station_id);
+  if (!(await stationExists(ctx.db, input.station_id))) throw invalid(['body', 'station_id'], `Rail station ${JSON.stringify(input.station_id)} is not in the referential`, 'value_error', input.station_id);
   const published = await publishedGtfsId(ctx.db, groupId);
-  const rows = await ctx.db.query(
-    `INSERT INTO rail_station_links (group_id, stop_id, station_id, is_orphan, created_at)
-     SELECT $1, $2, $3, NOT EXISTS (SELECT 1 FROM gtfs_stops s WHERE s.group_id = $1 AND s.gtfs_id = $4 AND s.stop_id = $2), $5
-     ON CONFLICT DO NOTHING RETURNING 1`,
-    [groupId, input.stop_id, input.station_id, published, ctx.clock.now()],
-  );
-  if (rows.length === 0) throw errors.conflict('RailStationLinkExists', `Stop ${JSON.stringify(input.stop_id)} is already linked to station ${JSON.stringify(input.station_id)}`);
-  const created = await ctx.db.query<LinkRow>(`${LINK_SELECT} WHERE l.group_id = $1 AND l.stop_id = $3 AND l.station_id = $4`, [groupId, published, input.stop_id, input.station_id]);
-  return linkRecord(created[0]!);
+  const created = await insertLink(ctx.db, groupId, input.stop_id, input.station_id, published, ctx.clock.now());
+  if (!created) throw errors.conflict('RailStationLinkExists', `Stop ${JSON.stringify(input.stop_id)} is already linked to station ${JSON.stringify(input.station_id)}`);
+  return linkRecord((await selectLink(ctx.db, groupId, published, input.stop_id, input.station_id))!);
 }
 
 export async function deleteLink(ctx: AppContext, groupId: string, stopId: string, stationId: string): Promise<void> {
-  const rows = await ctx.db.query('DELETE FROM rail_station_links WHERE group_id = $1 AND stop_id = $2 AND station_id = $3 RETURNING 1', [groupId, stopId, stationId]);
-  if (rows.length === 0) throw errors.notFound('RailStationLinkNotFound', `Stop ${JSON.stringify(stopId)} is not linked to station ${JSON.stringify(stationId)}`);
+  if (!(await deleteLinkRow(ctx.db, groupId, stopId, stationId))) throw errors.notFound('RailStationLinkNotFound', `Stop ${JSON.stringify(stopId)} is not linked to station ${JSON.stringify(stationId)}`);
 }
 
 /** At publication: a link is an orphan when its stop is absent from the version published. */
 export async function refreshOrphans(tx: Queryable, groupId: string, gtfsId: string): Promise<void> {
-  await tx.query(
-    `UPDATE rail_station_links l SET is_orphan = NOT EXISTS (
-       SELECT 1 FROM gtfs_stops s WHERE s.group_id = l.group_id AND s.gtfs_id = $2 AND s.stop_id = l.stop_id
-     )
-     WHERE l.group_id = $1`,
-    [groupId, gtfsId],
-  );
+  await updateOrphans(tx, groupId, gtfsId);
 }
