@@ -9,31 +9,14 @@ import { localDate, period } from '../../platform/time.js';
 import { routesOf, tripStopTimes, tripsOnServiceDate, versionInForce } from '../gtfs/service-days.js';
 import { formatGtfsTime, gtfsSeconds } from '../gtfs/time.js';
 import { publishTripUpdate } from '../live/channel.js';
+import { insertTripUpdate, selectTripUpdate, selectTripUpdates, selectTripUpdatesInForce, updateTripUpdateEnd, updateTripUpdateRemoved, type TripUpdateRow } from './queries.js';
 import { concerns, emptyOverlay, overlayTrip, resolveStop, type TripOverlay } from './overlay.js';
 import type { PutTripUpdateBody, StopRef, TripUpdateRecord, UpdateKind } from './schemas.js';
 
 /** The longest range an update may cover, and a search may span. */
 export const MAX_UPDATE_DAYS = 366;
 
-interface Row {
-  update_id: string;
-  seq: number;
-  kind: UpdateKind;
-  trip_id: string | null;
-  route_id: string | null;
-  start_time: number | null;
-  start_date: string;
-  end_date: string;
-  details: Pick<TripUpdateRecord, 'stop' | 'replacement' | 'added_stop' | 'detour'>;
-  message: TripUpdateRecord['message'];
-  body_hash: string;
-  created_at: Date;
-  created_by: string | null;
-  ended_at: Date | null;
-  removed_at: Date | null;
-}
-
-const COLUMNS = 'update_id, seq, kind, trip_id, route_id, start_time, start_date, end_date, details, message, body_hash, created_at, created_by, ended_at, removed_at';
+type Row = TripUpdateRow;
 
 function record(r: Row, today: string): TripUpdateRecord {
   const status = r.removed_at ? 'removed' : today < r.start_date ? 'scheduled' : today > r.end_date ? 'over' : 'in_force';
@@ -130,26 +113,21 @@ async function check(db: Queryable, groupId: string, b: PutTripUpdateBody, timez
 export async function putTripUpdate(ctx: AppContext, scope: GroupScope, b: PutTripUpdateBody, by: string | null): Promise<TripUpdateRecord> {
   const hash = createHash('sha256').update(canonical({ ...b, start_date: isoDate(b.start_date), end_date: isoDate(b.end_date) })).digest('hex');
   const today = localDate(ctx.clock.now(), scope.timezone);
-  const existing = (await ctx.db.query<Row>(`SELECT ${COLUMNS} FROM trip_updates WHERE group_id = $1 AND update_id = $2`, [scope.groupId, b.update_id]))[0];
+  const existing = await selectTripUpdate(ctx.db, scope.groupId, b.update_id);
   if (existing) return sameOrConflict(existing, hash, today);
   await check(ctx.db, scope.groupId, b, scope.timezone);
   const { stop, replacement, added_stop, detour } = b;
-  const rows = await ctx.db.query<Row>(
-    `INSERT INTO trip_updates (group_id, update_id, kind, trip_id, route_id, start_time, start_date, end_date, details, message, body_hash, created_at, created_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (group_id, update_id) DO NOTHING RETURNING ${COLUMNS}`,
-    [
-      scope.groupId, b.update_id, b.kind, b.trip_id ?? null, b.route_id ?? null, b.start_time === undefined ? null : gtfsSeconds(b.start_time),
-      isoDate(b.start_date), isoDate(b.end_date), JSON.stringify({ stop, replacement, added_stop, detour }), b.message ? JSON.stringify(b.message) : null,
-      hash, ctx.clock.now(), by,
-    ],
-  );
-  if (rows[0]) {
+  const inserted = await insertTripUpdate(ctx.db, scope.groupId, {
+    update_id: b.update_id, kind: b.kind, trip_id: b.trip_id ?? null, route_id: b.route_id ?? null, start_time: b.start_time === undefined ? null : gtfsSeconds(b.start_time),
+    start_date: isoDate(b.start_date), end_date: isoDate(b.end_date), details: { stop, replacement, added_stop, detour }, message: b.message ?? null,
+    body_hash: hash, created_at: ctx.clock.now(), created_by: by,
+  });
+  if (inserted) {
     publishTripUpdate(ctx, scope.groupId, b.update_id, 'put');
-    return record(rows[0], today);
+    return record(inserted, today);
   }
   // Recorded meanwhile by a concurrent request with the same id.
-  const now = (await ctx.db.query<Row>(`SELECT ${COLUMNS} FROM trip_updates WHERE group_id = $1 AND update_id = $2`, [scope.groupId, b.update_id]))[0]!;
+  const now = (await selectTripUpdate(ctx.db, scope.groupId, b.update_id))!;
   return sameOrConflict(now, hash, today);
 }
 
@@ -159,7 +137,7 @@ function sameOrConflict(r: Row, hash: string, today: string): TripUpdateRecord {
 }
 
 async function requireUpdate(db: Queryable, groupId: string, id: string): Promise<Row> {
-  const r = (await db.query<Row>(`SELECT ${COLUMNS} FROM trip_updates WHERE group_id = $1 AND update_id = $2`, [groupId, id]))[0];
+  const r = await selectTripUpdate(db, groupId, id);
   if (!r) throw errors.notFound('TripUpdateNotFound', `No trip update ${JSON.stringify(id)} in the group`);
   return r;
 }
@@ -172,25 +150,22 @@ export async function endTripUpdate(ctx: AppContext, scope: GroupScope, id: stri
   const end = endDate === undefined ? today : isoDate(endDate);
   if (end > r.end_date) throw invalid(['body', 'end_date'], `Ending early moves the last date earlier; it is ${r.end_date}`, 'value_error', endDate);
   if (end < r.start_date) throw invalid(['body', 'end_date'], `The update starts on ${r.start_date}: remove it instead`, 'value_error', endDate);
-  const rows = await ctx.db.query<Row>(`UPDATE trip_updates SET end_date = $3, ended_at = $4 WHERE group_id = $1 AND update_id = $2 RETURNING ${COLUMNS}`, [scope.groupId, id, end, ctx.clock.now()]);
+  const ended = await updateTripUpdateEnd(ctx.db, scope.groupId, id, end, ctx.clock.now());
   publishTripUpdate(ctx, scope.groupId, id, 'ended');
-  return record(rows[0]!, today);
+  return record(ended!, today);
 }
 
 /** Removes an update: it no longer applies to any date; the record stays (removed_at). */
 export async function removeTripUpdate(ctx: AppContext, scope: GroupScope, id: string): Promise<TripUpdateRecord> {
   const before = await requireUpdate(ctx.db, scope.groupId, id);
-  const rows = await ctx.db.query<Row>(
-    `UPDATE trip_updates SET removed_at = COALESCE(removed_at, $3) WHERE group_id = $1 AND update_id = $2 RETURNING ${COLUMNS}`,
-    [scope.groupId, id, ctx.clock.now()],
-  );
+  const removed = await updateTripUpdateRemoved(ctx.db, scope.groupId, id, ctx.clock.now());
   if (!before.removed_at) publishTripUpdate(ctx, scope.groupId, id, 'removed');
-  return record(rows[0]!, localDate(ctx.clock.now(), scope.timezone));
+  return record(removed!, localDate(ctx.clock.now(), scope.timezone));
 }
 
 /** One update as it stands now (the live stream reads it when told it changed); null when unknown. */
 export async function getTripUpdate(db: Queryable, groupId: string, id: string, today: string): Promise<TripUpdateRecord | null> {
-  const r = (await db.query<Row>(`SELECT ${COLUMNS} FROM trip_updates WHERE group_id = $1 AND update_id = $2`, [groupId, id]))[0];
+  const r = await selectTripUpdate(db, groupId, id);
   return r ? record(r, today) : null;
 }
 
@@ -214,29 +189,15 @@ export async function searchTripUpdates(ctx: AppContext, scope: GroupScope, q: S
   // A trip is concerned by its own updates and by those of its route; a route by its own and by
   // those of its trips (routes of trips as the GTFS in force on the first date says).
   const gtfsId = await versionInForce(ctx.db, scope.groupId, start);
-  const rows = await ctx.db.query<Row>(
-    `SELECT ${COLUMNS} FROM trip_updates u
-     WHERE u.group_id = $1 AND u.start_date <= $3 AND u.end_date >= $2 AND ($7 OR u.removed_at IS NULL)
-       AND ($4::text IS NULL OR u.trip_id = $4
-            OR u.route_id IN (SELECT t.route_id FROM gtfs_trips t WHERE t.group_id = $1 AND t.gtfs_id = $8 AND t.trip_id = $4))
-       AND ($5::text IS NULL OR u.route_id = $5
-            OR u.trip_id IN (SELECT t.trip_id FROM gtfs_trips t WHERE t.group_id = $1 AND t.gtfs_id = $8 AND t.route_id = $5))
-       AND ($6::text IS NULL OR u.kind = $6)
-     ORDER BY u.seq`,
-    [scope.groupId, start, end, q.trip_id ?? null, q.route_id ?? null, q.kind ?? null, q.include_removed ?? false, gtfsId],
-  );
+  const rows = await selectTripUpdates(ctx.db, scope.groupId, {
+    start, end, tripId: q.trip_id ?? null, routeId: q.route_id ?? null, kind: q.kind ?? null, includeRemoved: q.include_removed ?? false, gtfsId,
+  });
   return rows.map((r) => record(r, today));
 }
 
 /** The updates in force on a service date for these trips (or their routes), oldest first. */
 export async function updatesInForce(db: Queryable, groupId: string, serviceDate: string, o: { tripIds?: readonly string[]; routeIds?: readonly string[] } = {}): Promise<TripUpdateRecord[]> {
-  const rows = await db.query<Row>(
-    `SELECT ${COLUMNS} FROM trip_updates
-     WHERE group_id = $1 AND start_date <= $2 AND end_date >= $2 AND removed_at IS NULL
-       AND (($3::text[] IS NULL AND $4::text[] IS NULL) OR trip_id = ANY($3::text[]) OR route_id = ANY($4::text[]))
-     ORDER BY seq`,
-    [groupId, serviceDate, o.tripIds ? [...o.tripIds] : null, o.routeIds ? [...o.routeIds] : null],
-  );
+  const rows = await selectTripUpdatesInForce(db, groupId, serviceDate, o.tripIds ?? null, o.routeIds ?? null);
   return rows.map((r) => record(r, serviceDate));
 }
 
