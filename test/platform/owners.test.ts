@@ -106,13 +106,10 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/predictions/model.ts': ['groups', 'gtfs_calendar_dates', 'gtfs_calendars', 'prediction_models', 'prediction_segments', 'trip_tracking', 'trip_tracking_stops'],
   'src/domains/predictions/routes.ts': ['groups'],
   'src/domains/predictions/samples.ts': ['drivers', 'groups', 'prediction_samples', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
-  'src/domains/predictions/service.ts': ['trip_tracking'],
-  'src/domains/trips/delays.ts': ['trip_tracking', 'trip_tracking_stops'],
   'src/domains/trips/exports.ts': ['drivers', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/trips/routes.ts': ['groups'],
   'src/domains/trips/service.ts': ['gtfs_publications', 'gtfs_versions', 'plannings', 'trip_runs'],
   'src/domains/trips/stats.ts': ['gtfs_shapes'],
-  'src/domains/trips/tracking.ts': ['trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
   'src/domains/trips/tracking/round.ts': ['duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
 };
 

@@ -10,7 +10,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/index.js';
 import { serviceDayStart } from '../../platform/time.js';
 import { storedStopTimes, tripsOnServiceDate, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
-import { trackingOf, type TripTracking } from '../trips/tracking.js';
+import { storedTripIds, trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel, segmentKey } from './model.js';
 import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
 
@@ -113,10 +113,7 @@ export async function predictTrips(
     !started.has(t.trip_id) && !chained.has(t.trip_id) && (!o.tripIds || o.tripIds.includes(t.trip_id)) && t.last_arrival >= nowS && t.first_departure <= nowS + horizonS);
   if (unknown.length > 0) {
     // The caller's tracking may hold the open trips only: a trip already over (trip_end reported) is not one to come.
-    const recorded = new Set((await db.query<{ trip_id: string }>(
-      'SELECT trip_id FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND trip_id = ANY($3::text[])',
-      [groupId, serviceDate, unknown.map((t) => t.trip_id)],
-    )).map((r) => r.trip_id));
+    const recorded = await storedTripIds(db, groupId, serviceDate, unknown.map((t) => t.trip_id));
     unknown = unknown.filter((t) => !recorded.has(t.trip_id));
   }
   if (chains.length === 0 && unknown.length === 0) return [];

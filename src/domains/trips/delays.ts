@@ -6,6 +6,7 @@
  */
 import type { Db } from '../../platform/db/index.js';
 import { formatGtfsTime } from '../gtfs/time.js';
+import { selectDelays } from './queries/tracking.js';
 import { refreshDirty } from './tracking.js';
 
 export interface TripDelay {
@@ -28,13 +29,6 @@ export interface TripDelay {
  */
 export async function observedDelays(db: Db, groupId: string, dates: readonly string[], endedSince: Date): Promise<TripDelay[]> {
   await refreshDirty(db, { groupId, dates });
-  const rows = await db.query<Omit<TripDelay, 'start_time'> & { start_time: number | null }>(
-    `SELECT to_char(tt.service_date, 'YYYY-MM-DD') AS service_date, tt.trip_id, tt.start_time, tt.delay_seconds, s.stop_sequence, s.stop_id, s.actual_at AS passed_at
-     FROM trip_tracking tt
-     JOIN trip_tracking_stops s ON s.group_id = tt.group_id AND s.service_date = tt.service_date AND s.trip_id = tt.trip_id AND s.stop_sequence = tt.delay_stop_sequence
-     WHERE tt.group_id = $1 AND tt.service_date = ANY($2::date[]) AND tt.delay_seconds IS NOT NULL AND s.actual_at IS NOT NULL
-       AND (tt.scheduled_end_at IS NULL OR tt.scheduled_end_at + GREATEST(tt.delay_seconds, 0) * interval '1 second' >= $3)`,
-    [groupId, [...dates], endedSince],
-  );
+  const rows = await selectDelays(db, groupId, [...dates], endedSince);
   return rows.map((r) => ({ ...r, start_time: r.start_time === null ? null : formatGtfsTime(r.start_time) }));
 }

@@ -35,6 +35,7 @@ import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres } from './passages.js';
+import { selectDirty, selectRecordedTripIds, selectStops, selectSummaries, type StopRow, type SummaryRow } from './queries/tracking.js';
 import { recomputeTrips, type Mark, type TripKey } from './tracking/round.js';
 
 export { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres };
@@ -125,22 +126,14 @@ export interface TripRef {
  * are ordered by the row lock of the upsert.
  */
 
-/** A mark read: marked_at as text (it has microseconds, a Date only milliseconds: its mark would never be cleared). */
-type DirtyRow = Mark;
-
 /**
  * Recomputes the dirty trips (of a group, dates and trips when given) and clears their marks,
  * unless a newer report marked them again meanwhile. Returns how many trips were recomputed.
  */
 export async function refreshDirty(db: Db, o: { groupId?: string; dates?: readonly string[]; from?: string; to?: string; tripIds?: readonly string[]; limit?: number } = {}): Promise<number> {
-  const rows = await db.query<DirtyRow>(
-    `SELECT group_id, service_date, trip_id, marked_at::text AS marked_at FROM trip_tracking_dirty
-     WHERE ($1::text IS NULL OR group_id = $1) AND ($2::date[] IS NULL OR service_date = ANY($2::date[]))
-       AND ($3::date IS NULL OR service_date >= $3) AND ($4::date IS NULL OR service_date <= $4)
-       AND ($5::text[] IS NULL OR trip_id = ANY($5::text[]))
-     ORDER BY trip_tracking_dirty.marked_at LIMIT $6`,
-    [o.groupId ?? null, o.dates ? [...o.dates] : null, o.from ?? null, o.to ?? null, o.tripIds ? [...o.tripIds] : null, o.limit ?? 100_000],
-  );
+  const rows = await selectDirty(db, {
+    groupId: o.groupId ?? null, dates: o.dates ? [...o.dates] : null, from: o.from ?? null, to: o.to ?? null, tripIds: o.tripIds ? [...o.tripIds] : null, limit: o.limit ?? 100_000,
+  });
   for (let i = 0; i < rows.length; i += REFRESH_CHUNK) {
     const chunk = rows.slice(i, i + REFRESH_CHUNK);
     await recomputeBatch(db, chunk, chunk);
@@ -279,46 +272,6 @@ export async function recomputeTrip(db: Db, groupId: string, serviceDate: string
 // ---------------------------------------------------------------------------------------------
 // Reading.
 
-/** A stored trip summary row: its kilometres are the columns of the same names. */
-interface SummaryRow extends Kilometres {
-  trip_id: string;
-  route_id: string | null;
-  start_time: number | null;
-  scheduled_end_at: Date | null;
-  started_at: Date;
-  ended_at: Date;
-  end_reported: boolean;
-  delay_seconds: number | null;
-  delay_stop_sequence: number | null;
-  planned_stops: number;
-  recorded_stops: number;
-  unpassed_stops: number[];
-  last_passed_sequence: number | null;
-  boardings: number;
-  alightings: number;
-  max_load: number;
-  device_ids: string[];
-  vehicle_ids: string[];
-  driver_ids: string[];
-}
-
-interface StopRow {
-  trip_id: string;
-  stop_sequence: number;
-  stop_id: string;
-  stop_name: string | null;
-  scheduled_arrival_at: Date | null;
-  scheduled_departure_at: Date | null;
-  actual_at: Date | null;
-  source: 'event' | 'position' | null;
-  actual_arrival_at: Date | null;
-  actual_departure_at: Date | null;
-  delay_seconds: number | null;
-  vehicle_id: string | null;
-  doors_in: number[];
-  doors_out: number[];
-}
-
 /** Is a recorded trip over at `now`? */
 export function tripOver(s: Pick<SummaryRow, 'end_reported' | 'scheduled_end_at' | 'last_passed_sequence' | 'planned_stops'> & { last_sequence: number | null }, now: Date): boolean {
   if (s.end_reported) return true;
@@ -359,21 +312,9 @@ const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 export async function trackingOf(db: Db, groupId: string, serviceDate: string, tripIds?: readonly string[], o: { now?: Date; open?: boolean } = {}): Promise<TripTracking[]> {
   const now = o.now ?? new Date();
   await refreshDirty(db, { groupId, dates: [serviceDate], ...(tripIds ? { tripIds } : {}) });
-  const summaries = await db.query<SummaryRow>(
-    `SELECT trip_id, route_id, start_time, scheduled_end_at, started_at, ended_at, end_reported, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops,
-            unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km, off_itinerary_km, reliable_km, unreliable_km, percent_km, boardings, alightings,
-            max_load, device_ids, vehicle_ids, driver_ids
-     FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[]))
-       AND (NOT $4::boolean OR (NOT end_reported AND (scheduled_end_at IS NULL OR scheduled_end_at >= $5))) ORDER BY started_at, trip_id`,
-    [groupId, serviceDate, tripIds ? [...tripIds] : null, o.open === true, new Date(now.getTime() - TRIP_CLOSE_AFTER_SECONDS * 1000)],
-  );
+  const summaries = await selectSummaries(db, groupId, serviceDate, tripIds ? [...tripIds] : null, o.open === true, new Date(now.getTime() - TRIP_CLOSE_AFTER_SECONDS * 1000));
   const stopTrips = o.open ? summaries.map((s) => s.trip_id) : tripIds ? [...tripIds] : null;
-  const stopRows = await db.query<StopRow>(
-    `SELECT trip_id, stop_sequence, stop_id, stop_name, scheduled_arrival_at, scheduled_departure_at, actual_at, source, actual_arrival_at, actual_departure_at,
-            delay_seconds, vehicle_id, doors_in, doors_out
-     FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[])) ORDER BY trip_id, stop_sequence`,
-    [groupId, serviceDate, stopTrips],
-  );
+  const stopRows = await selectStops(db, groupId, serviceDate, stopTrips);
   const stopsOf = new Map<string, StopRow[]>();
   for (const r of stopRows) (stopsOf.get(r.trip_id) ?? stopsOf.set(r.trip_id, []).get(r.trip_id)!).push(r);
 
@@ -441,4 +382,9 @@ export async function trackingOf(db: Db, groupId: string, serviceDate: string, t
     });
   }
   return out;
+}
+
+/** Which of these trips have a stored tracking on the date, as stored (dirty trips are not recomputed first). */
+export async function storedTripIds(db: Db, groupId: string, serviceDate: string, tripIds: readonly string[]): Promise<Set<string>> {
+  return new Set(await selectRecordedTripIds(db, groupId, serviceDate, [...tripIds]));
 }

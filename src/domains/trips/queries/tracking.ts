@@ -1,0 +1,121 @@
+/**
+ * The stored trip tracking (trip_tracking, trip_tracking_stops) and its dirty queue
+ * (trip_tracking_dirty): the reads of tracking.ts, delays.ts and the predictions (docs/architecture.md).
+ */
+import type { Queryable } from '../../../platform/db/index.js';
+import type { Kilometres } from '../passages.js';
+import type { Mark } from '../tracking/round.js';
+
+/** A stored trip summary row: its kilometres are the columns of the same names. */
+export interface SummaryRow extends Kilometres {
+  trip_id: string;
+  route_id: string | null;
+  start_time: number | null;
+  scheduled_end_at: Date | null;
+  started_at: Date;
+  ended_at: Date;
+  end_reported: boolean;
+  delay_seconds: number | null;
+  delay_stop_sequence: number | null;
+  planned_stops: number;
+  recorded_stops: number;
+  unpassed_stops: number[];
+  last_passed_sequence: number | null;
+  boardings: number;
+  alightings: number;
+  max_load: number;
+  device_ids: string[];
+  vehicle_ids: string[];
+  driver_ids: string[];
+}
+
+export interface StopRow {
+  trip_id: string;
+  stop_sequence: number;
+  stop_id: string;
+  stop_name: string | null;
+  scheduled_arrival_at: Date | null;
+  scheduled_departure_at: Date | null;
+  actual_at: Date | null;
+  source: 'event' | 'position' | null;
+  actual_arrival_at: Date | null;
+  actual_departure_at: Date | null;
+  delay_seconds: number | null;
+  vehicle_id: string | null;
+  doors_in: number[];
+  doors_out: number[];
+}
+
+/** The delay of a trip at its last stop passed, as stored (start_time in seconds). */
+export interface DelayRow {
+  service_date: string;
+  trip_id: string;
+  start_time: number | null;
+  delay_seconds: number;
+  stop_sequence: number;
+  stop_id: string;
+  passed_at: Date;
+}
+
+/**
+ * The marks of the dirty trips (of a group, dates and trips when given), oldest first: marked_at
+ * as text (it has microseconds, a Date only milliseconds: its mark would never be cleared).
+ */
+export function selectDirty(db: Queryable, o: { groupId: string | null; dates: string[] | null; from: string | null; to: string | null; tripIds: string[] | null; limit: number }): Promise<Mark[]> {
+  return db.query<Mark>(
+    `SELECT group_id, service_date, trip_id, marked_at::text AS marked_at FROM trip_tracking_dirty
+     WHERE ($1::text IS NULL OR group_id = $1) AND ($2::date[] IS NULL OR service_date = ANY($2::date[]))
+       AND ($3::date IS NULL OR service_date >= $3) AND ($4::date IS NULL OR service_date <= $4)
+       AND ($5::text[] IS NULL OR trip_id = ANY($5::text[]))
+     ORDER BY trip_tracking_dirty.marked_at LIMIT $6`,
+    [o.groupId, o.dates, o.from, o.to, o.tripIds, o.limit],
+  );
+}
+
+/**
+ * The stored summaries of the trips of a date (these trips when given), by start; `open`: only
+ * those without a trip_end report whose scheduled end is unknown or at or after `endedSince`.
+ */
+export function selectSummaries(db: Queryable, groupId: string, serviceDate: string, tripIds: string[] | null, open: boolean, endedSince: Date): Promise<SummaryRow[]> {
+  return db.query<SummaryRow>(
+    `SELECT trip_id, route_id, start_time, scheduled_end_at, started_at, ended_at, end_reported, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops,
+            unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km, off_itinerary_km, reliable_km, unreliable_km, percent_km, boardings, alightings,
+            max_load, device_ids, vehicle_ids, driver_ids
+     FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[]))
+       AND (NOT $4::boolean OR (NOT end_reported AND (scheduled_end_at IS NULL OR scheduled_end_at >= $5))) ORDER BY started_at, trip_id`,
+    [groupId, serviceDate, tripIds, open, endedSince],
+  );
+}
+
+/** The stored stops of the trips of a date (these trips when given), by trip and sequence. */
+export function selectStops(db: Queryable, groupId: string, serviceDate: string, tripIds: string[] | null): Promise<StopRow[]> {
+  return db.query<StopRow>(
+    `SELECT trip_id, stop_sequence, stop_id, stop_name, scheduled_arrival_at, scheduled_departure_at, actual_at, source, actual_arrival_at, actual_departure_at,
+            delay_seconds, vehicle_id, doors_in, doors_out
+     FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[])) ORDER BY trip_id, stop_sequence`,
+    [groupId, serviceDate, tripIds],
+  );
+}
+
+/** Which of these trips have something recorded on the date. */
+export async function selectRecordedTripIds(db: Queryable, groupId: string, serviceDate: string, tripIds: string[]): Promise<string[]> {
+  return (await db.query<{ trip_id: string }>(
+    'SELECT trip_id FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND trip_id = ANY($3::text[])',
+    [groupId, serviceDate, tripIds],
+  )).map((r) => r.trip_id);
+}
+
+/**
+ * The delay of each trip of `dates` that has one, with the stop it was measured at, whose scheduled
+ * end plus its delay is at or after `endedSince` (or has no scheduled end).
+ */
+export function selectDelays(db: Queryable, groupId: string, dates: string[], endedSince: Date): Promise<DelayRow[]> {
+  return db.query<DelayRow>(
+    `SELECT to_char(tt.service_date, 'YYYY-MM-DD') AS service_date, tt.trip_id, tt.start_time, tt.delay_seconds, s.stop_sequence, s.stop_id, s.actual_at AS passed_at
+     FROM trip_tracking tt
+     JOIN trip_tracking_stops s ON s.group_id = tt.group_id AND s.service_date = tt.service_date AND s.trip_id = tt.trip_id AND s.stop_sequence = tt.delay_stop_sequence
+     WHERE tt.group_id = $1 AND tt.service_date = ANY($2::date[]) AND tt.delay_seconds IS NOT NULL AND s.actual_at IS NOT NULL
+       AND (tt.scheduled_end_at IS NULL OR tt.scheduled_end_at + GREATEST(tt.delay_seconds, 0) * interval '1 second' >= $3)`,
+    [groupId, dates, endedSince],
+  );
+}
