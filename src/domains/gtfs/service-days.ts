@@ -21,7 +21,7 @@ import type { Queryable } from '../../platform/db/index.js';
 import { errors } from '../../platform/http/errors.js';
 import { getGroup } from '../groups/service.js';
 import { versionInForce } from './queries/publications.js';
-import { selectLinesByStop, selectRoutes, selectRunningTrips, selectStopCalls, selectShapePoints, selectShapesPoints, selectStopTimes, selectStops, type RouteInfo, type ShapePoint, type StopCallRow, type StopInfo, type TripRow } from './queries/service-days.js';
+import { selectLinesByStop, selectRouteShapes, selectRoutes, selectRunningTrips, selectStopCalls, selectTripRoute, selectShapePoints, selectShapesPoints, selectStopTimes, selectStops, type RouteInfo, type ShapePoint, type StopCallRow, type StopInfo, type TripRouteRow, type TripRow } from './queries/service-days.js';
 import { serviceDayStart } from '../../platform/time.js';
 import { atSeconds, formatGtfsTime, gtfsSeconds, isoWeekday } from './time.js';
 
@@ -229,4 +229,14 @@ export function stopCalls(db: Queryable, groupId: string, gtfsId: string, stopId
 /** The routes calling at each stop of a version. */
 export function linesByStop(db: Queryable, groupId: string, gtfsId: string): Promise<{ stop_id: string; lines: string[] }[]> {
   return selectLinesByStop(db, groupId, gtfsId);
+}
+
+/** The shapes of each route of a version (the distinct shapes of its trips), by route and shape. */
+export function routeShapes(db: Queryable, groupId: string, gtfsId: string): Promise<{ route_id: string; shape_id: string }[]> {
+  return selectRouteShapes(db, groupId, gtfsId);
+}
+
+/** A trip's route (short name, colour) and headsign in a version; null when the version has no such trip. */
+export function tripRoute(db: Queryable, groupId: string, gtfsId: string | null, tripId: string): Promise<TripRouteRow | null> {
+  return selectTripRoute(db, groupId, gtfsId, tripId);
 }

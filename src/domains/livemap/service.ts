@@ -7,20 +7,18 @@ import { LRUCache } from 'lru-cache';
 import { DateTime } from 'luxon';
 import type { Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
-import { teamParam, teamsVisibleSql } from '../../platform/http/teams.js';
 import { addDays, localDate } from '../../platform/time.js';
 import { formatGtfsTime } from '../gtfs/time.js';
-import { routesOf, stopsOf, tripShape, tripStopTimes, versionInForce, type ScheduledStopTime } from '../gtfs/service-days.js';
+import { lastStopEvents } from '../device/trip-events.js';
+import { openDutiesWithPositions } from '../duties/on-duty.js';
+import { routeShapes, routesOf, stopsOf, tripRoute, tripShape, tripStopTimes, versionInForce, type ScheduledStopTime } from '../gtfs/service-days.js';
 import type { NetworkMap, VehicleOnDuty } from './schemas.js';
 
 export async function networkMap(db: Queryable, scope: GroupScope, serviceDate: string): Promise<NetworkMap> {
   const gtfsId = await versionInForce(db, scope.groupId, serviceDate);
   if (gtfsId === null) return { gtfs_id: null, service_date: serviceDate, timezone: scope.timezone, routes: [], stops: [] };
   const routes = await routesOf(db, scope.groupId, gtfsId);
-  const shapeRows = await db.query<{ route_id: string; shape_id: string }>(
-    'SELECT DISTINCT route_id, shape_id FROM gtfs_trips WHERE group_id = $1 AND gtfs_id = $2 AND shape_id IS NOT NULL ORDER BY route_id, shape_id',
-    [scope.groupId, gtfsId],
-  );
+  const shapeRows = await routeShapes(db, scope.groupId, gtfsId);
   const shapes = new Map<string, [number, number][][]>();
   for (const r of shapeRows) {
     const points = (await tripShape(db, scope.groupId, gtfsId, r.shape_id)).map((p): [number, number] => [round5(p.lon), round5(p.lat)]);
@@ -34,24 +32,6 @@ export async function networkMap(db: Queryable, scope: GroupScope, serviceDate: 
     routes: routes.map((r) => ({ route_id: r.route_id, short_name: r.short_name, long_name: r.long_name, color: r.color, text_color: r.text_color, shapes: shapes.get(r.route_id) ?? [] })),
     stops: stops.flatMap((s) => (s.lat === null || s.lon === null || (s.location_type ?? 0) !== 0 ? [] : [{ stop_id: s.stop_id, name: s.name, lat: s.lat, lon: s.lon }])),
   };
-}
-
-interface DutyRow {
-  duty_id: string;
-  device_id: string;
-  driver_id: string;
-  driver_name: string | null;
-  vehicle_id: string;
-  fleet_number: string | null;
-  signed_on_at: Date;
-  lat: number | null;
-  lon: number | null;
-  bearing: number | null;
-  speed_kmh: number | null;
-  position_at: Date | null;
-  trip_id: string | null;
-  service_date: string | null;
-  start_time: number | null;
 }
 
 /**
@@ -70,29 +50,9 @@ export type ScheduleMemo = LRUCache<string, ScheduledStopTime[]>;
  * other of the two, when of another team, is named by id only (no driver name, no fleet number).
  */
 export async function vehiclesOnDuty(db: Queryable, scope: GroupScope, now: Date, schedules: ScheduleMemo): Promise<VehicleOnDuty[]> {
-  const rows = await db.query<DutyRow>(
-    `SELECT d.duty_id, d.device_id, d.driver_id, CASE WHEN ${teamsVisibleSql('dr.teams', 3)} THEN dr.driver_name END AS driver_name,
-            d.vehicle_id, CASE WHEN ${teamsVisibleSql('v.teams', 3)} THEN v.fleet_number END AS fleet_number, d.signed_on_at,
-            l.lat, l.lon, l.bearing, l.speed_kmh, l.position_at, l.trip_id, to_char(l.service_date, 'YYYY-MM-DD') AS service_date, l.start_time
-     FROM duties d
-     LEFT JOIN device_latest l ON l.group_id = d.group_id AND l.device_id = d.device_id
-     LEFT JOIN drivers dr ON dr.group_id = d.group_id AND dr.driver_id = d.driver_id
-     LEFT JOIN vehicles v ON v.group_id = d.group_id AND v.vehicle_id = d.vehicle_id
-     WHERE d.group_id = $1 AND d.signed_off_at IS NULL AND d.signed_on_at >= $2
-       AND (${teamsVisibleSql('v.teams', 3)} OR ${teamsVisibleSql('dr.teams', 3)})
-     ORDER BY d.vehicle_id`,
-    [scope.groupId, new Date(now.getTime() - 36 * 3600_000), teamParam(scope)],
-  );
+  const rows = await openDutiesWithPositions(db, scope, new Date(now.getTime() - 36 * 3600_000));
   const onTrip = rows.filter((r) => r.trip_id !== null && r.service_date !== null);
-  const lastEvents = onTrip.length === 0 ? [] : await db.query<{ device_id: string; event: string; stop_sequence: number; at: Date }>(
-    `SELECT x.device_id, x.event, x.stop_sequence, x.at
-     FROM unnest($2::text[], $3::text[], $4::date[]) AS k(device_id, trip_id, service_date)
-     CROSS JOIN LATERAL (
-       SELECT e.device_id, e.event, e.stop_sequence, e.at FROM trip_events e
-       WHERE e.group_id = $1 AND e.service_date = k.service_date AND e.trip_id = k.trip_id AND e.device_id = k.device_id AND e.stop_sequence IS NOT NULL
-       ORDER BY e.at DESC LIMIT 1) x`,
-    [scope.groupId, onTrip.map((r) => r.device_id), onTrip.map((r) => r.trip_id), onTrip.map((r) => r.service_date)],
-  );
+  const lastEvents = onTrip.length === 0 ? [] : await lastStopEvents(db, scope.groupId, onTrip.map((r) => ({ device_id: r.device_id, trip_id: r.trip_id!, service_date: r.service_date! })));
   const routes = new Map<string, { route_id: string; short_name: string | null; color: string | null; headsign: string | null }>();
   const out: VehicleOnDuty[] = [];
   for (const r of rows) {
@@ -100,12 +60,7 @@ export async function vehiclesOnDuty(db: Queryable, scope: GroupScope, now: Date
     if (r.trip_id !== null && r.service_date !== null) {
       const key = `${r.service_date}|${r.trip_id}`;
       if (!routes.has(key)) {
-        const t = (await db.query<{ route_id: string; short_name: string | null; color: string | null; headsign: string | null }>(
-          `SELECT t.route_id, r.route_short_name AS short_name, r.route_color AS color, t.trip_headsign AS headsign
-           FROM gtfs_trips t JOIN gtfs_routes r ON r.group_id = t.group_id AND r.gtfs_id = t.gtfs_id AND r.route_id = t.route_id
-           WHERE t.group_id = $1 AND t.gtfs_id = $2 AND t.trip_id = $3`,
-          [scope.groupId, await versionInForce(db, scope.groupId, r.service_date), r.trip_id],
-        ))[0];
+        const t = await tripRoute(db, scope.groupId, await versionInForce(db, scope.groupId, r.service_date), r.trip_id);
         if (t) routes.set(key, t);
       }
       const info = routes.get(key);

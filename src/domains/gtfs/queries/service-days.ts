@@ -201,3 +201,28 @@ export function selectLinesByStop(db: Queryable, groupId: string, gtfsId: string
     [groupId, gtfsId],
   );
 }
+
+/** The distinct (route, shape) pairs of a version's trips that have a shape, by route and shape. */
+export function selectRouteShapes(db: Queryable, groupId: string, gtfsId: string): Promise<{ route_id: string; shape_id: string }[]> {
+  return db.query<{ route_id: string; shape_id: string }>(
+    'SELECT DISTINCT route_id, shape_id FROM gtfs_trips WHERE group_id = $1 AND gtfs_id = $2 AND shape_id IS NOT NULL ORDER BY route_id, shape_id',
+    [groupId, gtfsId],
+  );
+}
+
+/** A trip's route, with the route's short name and colour, and the trip's headsign. */
+export interface TripRouteRow {
+  route_id: string;
+  short_name: string | null;
+  color: string | null;
+  headsign: string | null;
+}
+
+export async function selectTripRoute(db: Queryable, groupId: string, gtfsId: string | null, tripId: string): Promise<TripRouteRow | null> {
+  return (await db.query<TripRouteRow>(
+    `SELECT t.route_id, r.route_short_name AS short_name, r.route_color AS color, t.trip_headsign AS headsign
+     FROM gtfs_trips t JOIN gtfs_routes r ON r.group_id = t.group_id AND r.gtfs_id = t.gtfs_id AND r.route_id = t.route_id
+     WHERE t.group_id = $1 AND t.gtfs_id = $2 AND t.trip_id = $3`,
+    [groupId, gtfsId, tripId],
+  ))[0] ?? null;
+}
