@@ -10,6 +10,7 @@
  * (one query per group at a time), so team changes reach the stream and no report waits for it.
  */
 import type { Queryable } from '../../platform/db/index.js';
+import { deviceGap, devicesLatestDuty, dutyAt } from '../duties/attribution.js';
 
 export interface Attribution {
   duty_id: string | null;
@@ -29,22 +30,6 @@ interface Entry {
   until: number | null;
   expires: number;
 }
-
-interface DutyRow {
-  duty_id: string;
-  driver_id: string;
-  vehicle_id: string;
-  signed_on_at: Date;
-  signed_off_at: Date | null;
-  teams: string[];
-}
-
-const TEAMS_OF_DUTY = `ARRAY(SELECT DISTINCT t FROM (
-    SELECT unnest(dr.teams) AS t FROM drivers dr WHERE dr.group_id = du.group_id AND dr.driver_id = du.driver_id
-    UNION SELECT unnest(ve.teams) FROM vehicles ve WHERE ve.group_id = du.group_id AND ve.vehicle_id = du.vehicle_id) x ORDER BY t)`;
-const TEAMS_OF_DEVICE = `ARRAY(SELECT DISTINCT t FROM (
-    SELECT d.team_id AS t WHERE d.team_id IS NOT NULL
-    UNION SELECT unnest(ve.teams) FROM vehicles ve WHERE ve.group_id = d.group_id AND ve.vehicle_id = d.vehicle_id) x ORDER BY t)`;
 
 export class Attributions {
   private readonly cache = new Map<string, Entry>();
@@ -89,16 +74,7 @@ export class Attributions {
 
   private async readGroup(groupId: string, now: number): Promise<void> {
     const started = this.forgets;
-    const rows = await this.db.query<{ device_id: string; device_vehicle_id: string | null; device_teams: string[] } & Partial<DutyRow>>(
-      `SELECT d.device_id, d.vehicle_id AS device_vehicle_id, ${TEAMS_OF_DEVICE} AS device_teams,
-         du.duty_id, du.driver_id, du.vehicle_id, du.signed_on_at, du.signed_off_at, du.teams
-       FROM devices d LEFT JOIN LATERAL (
-         SELECT du.duty_id, du.driver_id, du.vehicle_id, du.signed_on_at, du.signed_off_at, ${TEAMS_OF_DUTY} AS teams
-         FROM duties du WHERE du.group_id = d.group_id AND du.device_id = d.device_id AND du.signed_on_at <= $2
-         ORDER BY du.signed_on_at DESC LIMIT 1) du ON true
-       WHERE d.group_id = $1`,
-      [groupId, new Date(now)],
-    );
+    const rows = await devicesLatestDuty(this.db, groupId, new Date(now));
     const expires = now + CACHE_MS;
     for (const r of rows) {
       const k = key(groupId, r.device_id);
@@ -119,13 +95,7 @@ export class Attributions {
   }
 
   private async read(groupId: string, deviceId: string, at: Date, now: number): Promise<Entry> {
-    const duty = (await this.db.query<DutyRow>(
-      `SELECT du.duty_id, du.driver_id, du.vehicle_id, du.signed_on_at, du.signed_off_at, ${TEAMS_OF_DUTY} AS teams
-       FROM duties du
-       WHERE du.group_id = $1 AND du.device_id = $2 AND du.signed_on_at <= $3 AND (du.signed_off_at IS NULL OR du.signed_off_at >= $3)
-       ORDER BY du.signed_on_at DESC LIMIT 1`,
-      [groupId, deviceId, at],
-    ))[0];
+    const duty = await dutyAt(this.db, groupId, deviceId, at);
     const expires = now + CACHE_MS;
     if (duty) {
       return {
@@ -136,14 +106,7 @@ export class Attributions {
       };
     }
     // No duty at that time: the device as provisioned, for the gap between its duties.
-    const rows = await this.db.query<{ vehicle_id: string | null; teams: string[]; gap_from: Date | null; gap_until: Date | null }>(
-      `SELECT d.vehicle_id, ${TEAMS_OF_DEVICE} AS teams,
-         (SELECT max(du.signed_off_at) FROM duties du WHERE du.group_id = d.group_id AND du.device_id = d.device_id AND du.signed_off_at < $3) AS gap_from,
-         (SELECT min(du.signed_on_at) FROM duties du WHERE du.group_id = d.group_id AND du.device_id = d.device_id AND du.signed_on_at > $3) AS gap_until
-       FROM devices d WHERE d.group_id = $1 AND d.device_id = $2`,
-      [groupId, deviceId, at],
-    );
-    const d = rows[0];
+    const d = await deviceGap(this.db, groupId, deviceId, at);
     return {
       attribution: { duty_id: null, driver_id: null, vehicle_id: d?.vehicle_id ?? null, teams: d?.teams ?? [] },
       from: d?.gap_from ? d.gap_from.getTime() + 1 : Number.NEGATIVE_INFINITY,
