@@ -83,6 +83,9 @@ const OWNER: Record<string, string> = {
  * writes: queries module → tables, sorted.
  */
 const FOREIGN_READS: Record<string, string[]> = {
+  'src/domains/auth/queries/api-keys.ts': ['users'],
+  'src/domains/auth/queries/identities.ts': ['memberships', 'users'],
+  'src/domains/auth/queries/sessions.ts': ['users'],
   'src/domains/groups/queries/groups.ts': ['memberships'],
   'src/domains/duties/queries/attribution.ts': ['devices', 'drivers', 'vehicles'],
   'src/domains/duties/queries/on-duty.ts': ['device_latest', 'drivers', 'vehicles'],
@@ -95,7 +98,7 @@ const FOREIGN_READS: Record<string, string[]> = {
 
 /** Uses of a table outside a queries module, or written by a non-owner, still to move: file → tables, sorted. */
 const KNOWN_VIOLATIONS: Record<string, string[]> = {
-  'src/domains/auth/service.ts': ['api_keys', 'devices', 'groups', 'identities', 'memberships', 'sessions', 'teams', 'users'],
+  'src/domains/auth/service.ts': ['devices', 'groups', 'memberships', 'users'],
   'src/domains/device/history.ts': ['device_history_events', 'device_history_snapshots', 'device_latest'],
   'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements'],
   'src/domains/duties/service.ts': ['danger_zones', 'drivers', 'duties', 'trip_events', 'trip_runs', 'vehicles'],

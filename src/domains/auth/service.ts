@@ -2,6 +2,11 @@
  * Credentials: sessions (password login), API keys and OpenID Connect tokens, turned into a
  * Principal; then the caller's standing in a group (GroupScope). Secrets are stored only as
  * hashes; comparisons happen on hashes through the primary key.
+ *
+ * The reads of accounts and memberships left here (and the login's device lookup) are users' and
+ * fleet's tables named outside their owners (KNOWN_VIOLATIONS of test/platform/owners.test.ts):
+ * users depends on auth (passwords, bounds), so auth calling users' service would tie the two both
+ * ways (test/platform/domain-deps.test.ts).
  */
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
@@ -9,12 +14,16 @@ import { errors, fail, invalid } from '../../platform/http/errors.js';
 import type { Access, GroupScope, Principal, Role, Scope } from '../../platform/http/access.js';
 import { cachePerDb } from '../../platform/cache.js';
 import { hashSecret, newSecret, objectId } from '../../platform/ids.js';
-import { getGroup, type Group } from '../groups/service.js';
+import { delegatedGroups, existingGroupIds, getGroup, groupAuthsOf, unknownTeams, type Group } from '../groups/service.js';
+import { deviceTeams } from '../fleet/devices.js';
 import type { JWTPayload } from 'jose';
 import { emailClaim, issuerFor, unverifiedIssuer, verifyJwt } from './oidc.js';
 import { verifyPassword } from './passwords.js';
 import { checkLoginThrottle, recordLoginFailure, recordLoginSuccess } from './throttle.js';
 import { intersectTeams, keyScopes, keyTeams, requireWithinCaller, teamsOrWhole, teamsWithin } from './bounds.js';
+import { insertApiKey, revokeGroupKey, selectGroupKeyTeams, selectGroupKeys, selectKey, selectLiveApiKeyIds, type KeyLookupRow, type KeyRow } from './queries/api-keys.js';
+import { insertIdentity, selectLinkCandidate, selectLinkedAccount } from './queries/identities.js';
+import { endSession, insertSession, selectLiveSessionHashes, selectOpenSession } from './queries/sessions.js';
 
 const DAY_MS = 86_400_000;
 /** The longest life a caller may ask for with `expire`. */
@@ -58,10 +67,7 @@ export async function login(ctx: AppContext, input: LoginInput): Promise<LoginRe
   }
   await recordLoginSuccess(ctx.db, attempt);
 
-  const groups = await ctx.db.query<{ group_id: string; auth: Group['auth'] }>(
-    'SELECT g.group_id, g.auth FROM memberships m JOIN groups g USING (group_id) WHERE m.user_id = $1',
-    [user.user_id],
-  );
+  const groups = await groupAuthsOf(ctx.db, user.user_id);
   if (!user.superuser && groups.length > 0 && groups.every((g) => g.auth.provider === 'auth0')) {
     throw fail('Auth0LoginRequired', 'Your groups log in through their OpenID Connect provider: see GET /auth/provider?group_id=…');
   }
@@ -82,10 +88,13 @@ export async function login(ctx: AppContext, input: LoginInput): Promise<LoginRe
   const expiresAt = input.expire ?? new Date(now.getTime() + ctx.config.sessionTtlDays * DAY_MS);
   checkExpire(expiresAt, now, 'query');
   const sessionId = newSecret('');
-  await ctx.db.query(
-    `INSERT INTO sessions (session_hash, user_id, device_group_id, device_id, scopes, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [hashSecret(sessionId), user.user_id, device?.group_id ?? null, device?.device_id ?? null, input.scopes ? [...input.scopes] : null, now, expiresAt],
+  await insertSession(
+    ctx.db,
+    {
+      session_hash: hashSecret(sessionId), user_id: user.user_id, device_group_id: device?.group_id ?? null, device_id: device?.device_id ?? null,
+      scopes: input.scopes ? [...input.scopes] : null, expires_at: expiresAt,
+    },
+    now,
   );
   return { sessionId, expiresAt, expiresDays: roundDays((expiresAt.getTime() - now.getTime()) / DAY_MS) };
 }
@@ -109,12 +118,10 @@ export async function stillValid(ctx: AppContext, sessionHashes: readonly string
   const now = ctx.clock.now();
   const valid = new Set<string>();
   if (sessionHashes.length > 0) {
-    const rows = await ctx.db.query<{ id: string }>('SELECT session_hash AS id FROM sessions WHERE session_hash = ANY($1) AND ended_at IS NULL AND expires_at > $2', [[...sessionHashes], now]);
-    for (const r of rows) valid.add(r.id);
+    for (const id of await selectLiveSessionHashes(ctx.db, sessionHashes, now)) valid.add(id);
   }
   if (apiKeyIds.length > 0) {
-    const rows = await ctx.db.query<{ id: string }>('SELECT api_key_id AS id FROM api_keys WHERE api_key_id = ANY($1) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)', [[...apiKeyIds], now]);
-    for (const r of rows) valid.add(r.id);
+    for (const id of await selectLiveApiKeyIds(ctx.db, apiKeyIds, now)) valid.add(id);
   }
   return valid;
 }
@@ -122,7 +129,7 @@ export async function stillValid(ctx: AppContext, sessionHashes: readonly string
 /** Ends the session everywhere (bearer and cookie carry the same id). API keys are revoked by DELETE. */
 export async function logout(ctx: AppContext, principal: Principal): Promise<void> {
   if (principal.sessionHash) {
-    await ctx.db.query('UPDATE sessions SET ended_at = $2 WHERE session_hash = $1 AND ended_at IS NULL', [principal.sessionHash, ctx.clock.now()]);
+    await endSession(ctx.db, principal.sessionHash, ctx.clock.now());
     // A GET: the write hook leaves the caches alone, and the commit's notification may come after
     // the client's next request. The session must be dead for it at once.
     ctx.db.changes.touch('sessions');
@@ -141,16 +148,6 @@ const basePrincipal = {
   oidc: null,
   key: null,
 } as const;
-
-interface SessionRow {
-  user_id: string;
-  email: string;
-  superuser: boolean;
-  scopes: Scope[] | null;
-  device_group_id: string | null;
-  device_id: string | null;
-  expires_at: Date;
-}
 
 /**
  * The access hook's lookups, cached per instance (src/platform/cache.ts): exact, since any change
@@ -189,12 +186,7 @@ export async function principalFromSession(ctx: AppContext, sessionId: string): 
 }
 
 async function sessionByHash(ctx: AppContext, hash: string): Promise<{ expiresAt: Date; principal: Principal } | null> {
-  const s = (await ctx.db.query<SessionRow>(
-    `SELECT s.user_id, u.email, u.superuser, s.scopes, s.device_group_id, s.device_id, s.expires_at
-     FROM sessions s JOIN users u USING (user_id)
-     WHERE s.session_hash = $1 AND s.ended_at IS NULL`,
-    [hash],
-  ))[0];
+  const s = await selectOpenSession(ctx.db, hash);
   if (!s) return null;
   return {
     expiresAt: s.expires_at,
@@ -240,27 +232,6 @@ export const hostPrincipal: Principal = { ...basePrincipal, via: 'session', user
 /** The standing of a caller holding the whole group (the host's tools making a key under a group). */
 export const wholeGroup = (groupId: string): Pick<GroupScope, 'groupId' | 'teams'> => ({ groupId, teams: null });
 
-interface KeyRow {
-  api_key_id: string;
-  name: string | null;
-  principal: 'user' | 'device' | 'role';
-  user_id: string | null;
-  device_id: string | null;
-  role: Role | null;
-  group_ids: string[];
-  teams: string[];
-  scopes: Scope[] | null;
-  expires_at: Date | null;
-  created_by: string | null;
-  origin: 'group' | 'instance';
-  created_at: Date;
-  last_used_at: Date | null;
-}
-
-const KEY_COLUMNS = 'api_key_id, name, principal, user_id, device_id, role, group_ids, teams, scopes, expires_at, created_by, origin, created_at, last_used_at';
-
-type KeyLookupRow = KeyRow & { email: string | null; superuser: boolean | null; creator_superuser: boolean | null };
-
 export async function principalFromApiKey(ctx: AppContext, key: string): Promise<Principal | null> {
   const cache = apiKeyCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs);
   let c = cache.peek(key);
@@ -275,14 +246,8 @@ export async function principalFromApiKey(ctx: AppContext, key: string): Promise
 }
 
 /** A key that is not revoked, with its account and its creator. */
-async function keyRow(ctx: AppContext, where: 'k.key_hash = $1' | 'k.api_key_id = $1', value: string): Promise<KeyLookupRow | undefined> {
-  return (await ctx.db.query<KeyLookupRow>(
-    `SELECT k.api_key_id, k.principal, k.user_id, k.device_id, k.role, k.group_ids, k.teams, k.scopes, k.expires_at,
-            k.created_by, k.origin, u.email, u.superuser, c.superuser AS creator_superuser
-     FROM api_keys k LEFT JOIN users u ON u.user_id = k.user_id LEFT JOIN users c ON c.user_id = k.created_by
-     WHERE ${where} AND k.revoked_at IS NULL`,
-    [value],
-  ))[0];
+function keyRow(ctx: AppContext, where: 'k.key_hash = $1' | 'k.api_key_id = $1', value: string): Promise<KeyLookupRow | undefined> {
+  return selectKey(ctx.db, where, value);
 }
 
 /**
@@ -365,9 +330,9 @@ export async function createApiKey(ctx: AppContext, creator: Principal, where: P
     principal = 'device';
     const scopeGroup = groupId ?? input.group_ids?.[0];
     if (!scopeGroup || (input.group_ids && input.group_ids.length !== 1)) throw invalid(['body', 'group_ids'], 'A device key names the one group of the device', 'value_error');
-    const d = (await ctx.db.query<{ team_id: string | null }>('SELECT team_id FROM devices WHERE group_id = $1 AND device_id = $2', [scopeGroup, input.device_id]))[0];
-    if (!d) throw invalid(['body', 'device_id'], `No device ${JSON.stringify(input.device_id)} in group ${JSON.stringify(scopeGroup)}`, 'value_error', input.device_id);
-    if (where) requireWithinCaller(where, d.team_id === null ? null : [d.team_id], `Device ${JSON.stringify(input.device_id)}`);
+    const teams = await deviceTeams(ctx.db, scopeGroup, input.device_id);
+    if (!teams) throw invalid(['body', 'device_id'], `No device ${JSON.stringify(input.device_id)} in group ${JSON.stringify(scopeGroup)}`, 'value_error', input.device_id);
+    if (where) requireWithinCaller(where, teams, `Device ${JSON.stringify(input.device_id)}`);
     groupIds = [scopeGroup];
   } else {
     principal = 'user';
@@ -383,53 +348,45 @@ export async function createApiKey(ctx: AppContext, creator: Principal, where: P
     }
   }
   if (groupIds.length > 0) {
-    const known = await ctx.db.query<{ group_id: string }>('SELECT group_id FROM groups WHERE group_id = ANY($1)', [groupIds]);
-    const missing = groupIds.filter((g) => !known.some((k) => k.group_id === g));
+    const known = await existingGroupIds(ctx.db, groupIds);
+    const missing = groupIds.filter((g) => !known.includes(g));
     if (missing.length > 0) throw invalid(['body', 'group_ids'], `Unknown groups: ${missing.join(', ')}`, 'value_error', missing);
   }
   const teams = where ? keyTeams(where, input.teams) : [...(input.teams ?? [])];
   if (teams.length > 0) {
     if (groupIds.length !== 1) throw invalid(['body', 'teams'], 'teams restrict a key bound to exactly one group', 'value_error');
-    const known = await ctx.db.query<{ team_id: string }>('SELECT team_id FROM teams WHERE group_id = $1 AND team_id = ANY($2)', [groupIds[0], teams]);
-    const missing = teams.filter((t) => !known.some((k) => k.team_id === t));
+    const missing = await unknownTeams(ctx.db, groupIds[0]!, teams);
     if (missing.length > 0) throw invalid(['body', 'teams'], `Unknown teams in group ${groupIds[0]}: ${missing.join(', ')}`, 'value_error', missing);
   }
   const scopes = keyScopes(creator, input.scopes);
   const now = ctx.clock.now();
   if (input.expire) checkExpire(input.expire, now, 'body');
   const value = newSecret('tko_');
-  const rows = await ctx.db.query<KeyRow>(
-    `INSERT INTO api_keys (api_key_id, key_hash, name, principal, user_id, device_id, role, group_ids, teams, scopes, expires_at, created_by, origin, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-     RETURNING ${KEY_COLUMNS}`,
-    [
-      objectId(now.getTime()), hashSecret(value), input.name ?? null, principal, input.user_id ?? null, input.device_id ?? null,
-      input.role ?? (principal === 'device' ? 'driver' : null), groupIds, teams, scopes, input.expire ?? null,
-      creator.userId, where ? 'group' : 'instance', now,
-    ],
+  const row = await insertApiKey(
+    ctx.db,
+    {
+      api_key_id: objectId(now.getTime()), key_hash: hashSecret(value), name: input.name ?? null, principal, user_id: input.user_id ?? null, device_id: input.device_id ?? null,
+      role: input.role ?? (principal === 'device' ? 'driver' : null), group_ids: groupIds, teams, scopes, expires_at: input.expire ?? null,
+      created_by: creator.userId, origin: where ? 'group' : 'instance',
+    },
+    now,
   );
-  return { ...keyRecord(rows[0]!), value };
+  return { ...keyRecord(row), value };
 }
 
 /** The group's keys; a team-limited admin sees only the keys within its teams. */
 export async function listApiKeys(db: Queryable, scope: Pick<GroupScope, 'groupId' | 'teams'>): Promise<KeyRecord[]> {
-  const rows = await db.query<KeyRow>(
-    `SELECT ${KEY_COLUMNS} FROM api_keys WHERE $1 = ANY(group_ids) AND revoked_at IS NULL ORDER BY created_at, api_key_id`,
-    [scope.groupId],
-  );
+  const rows = await selectGroupKeys(db, scope.groupId);
   return rows.filter((k) => teamsWithin(teamsOrWhole(k.teams), scope.teams)).map(keyRecord);
 }
 
 /** Revokes a key of the group; a team-limited admin, only a key within its teams. */
 export async function revokeApiKey(ctx: AppContext, scope: Pick<GroupScope, 'groupId' | 'teams'>, apiKeyId: string): Promise<void> {
   const { groupId } = scope;
-  const key = (await ctx.db.query<{ teams: string[] }>(
-    'SELECT teams FROM api_keys WHERE api_key_id = $1 AND $2 = ANY(group_ids) AND revoked_at IS NULL',
-    [apiKeyId, groupId],
-  ))[0];
-  if (!key) throw errors.notFound('ApiKeyNotFound', `No API key ${JSON.stringify(apiKeyId)} in group ${JSON.stringify(groupId)}`);
-  requireWithinCaller(scope, key.teams, `API key ${JSON.stringify(apiKeyId)}`);
-  await ctx.db.query('UPDATE api_keys SET revoked_at = $3 WHERE api_key_id = $1 AND $2 = ANY(group_ids) AND revoked_at IS NULL', [apiKeyId, groupId, ctx.clock.now()]);
+  const teams = await selectGroupKeyTeams(ctx.db, groupId, apiKeyId);
+  if (!teams) throw errors.notFound('ApiKeyNotFound', `No API key ${JSON.stringify(apiKeyId)} in group ${JSON.stringify(groupId)}`);
+  requireWithinCaller(scope, teams, `API key ${JSON.stringify(apiKeyId)}`);
+  await revokeGroupKey(ctx.db, groupId, apiKeyId, ctx.clock.now());
 }
 
 // ---------------------------------------------------------------- OpenID Connect
@@ -474,7 +431,7 @@ export async function principalFromJwt(ctx: AppContext, token: string, pathGroup
 /** The delegated groups whose provider is this issuer, through the instance's cache (every JWT request asks). */
 async function delegatedGroupsOf(ctx: AppContext, issuer: string): Promise<Group[]> {
   return delegatedCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs).get(issuer, async () => {
-    const all = await ctx.db.query<Group>("SELECT group_id, name, features, auth, timezone, created_at, updated_at FROM groups WHERE auth->>'provider' = 'auth0'");
+    const all = await delegatedGroups(ctx.db);
     return all.filter((g) => g.auth.provider === 'auth0' && issuerFor(ctx.config.oidcIssuerTemplate, g.auth.domain) === issuer);
   });
 }
@@ -491,31 +448,18 @@ async function delegatedGroupsOf(ctx: AppContext, issuer: string): Promise<Group
 async function identitiesAccount(ctx: AppContext, issuer: string, payload: JWTPayload, groupIds: readonly string[]): Promise<{ user_id: string; email: string } | null> {
   const subject = typeof payload.sub === 'string' && payload.sub.length > 0 ? payload.sub : null;
   if (!subject) return null;
-  const linked = (await ctx.db.query<{ user_id: string; email: string; superuser: boolean }>(
-    'SELECT u.user_id, u.email, u.superuser FROM identities i JOIN users u USING (user_id) WHERE i.issuer = $1 AND i.subject = $2',
-    [issuer, subject],
-  ))[0];
+  const linked = await selectLinkedAccount(ctx.db, issuer, subject);
   if (linked) return linked.superuser ? null : linked;
 
   const email = emailClaim(payload);
   if (!email || payload['email_verified'] === false) return null;
-  const account = (await ctx.db.query<{ user_id: string; email: string; superuser: boolean; has_password: boolean; inside: number; outside: number; identities: number }>(
-    `SELECT u.user_id, u.email, u.superuser, u.password_hash IS NOT NULL AS has_password,
-            (SELECT count(*)::int FROM memberships m WHERE m.user_id = u.user_id AND m.group_id = ANY($2)) AS inside,
-            (SELECT count(*)::int FROM memberships m WHERE m.user_id = u.user_id AND NOT (m.group_id = ANY($2))) AS outside,
-            (SELECT count(*)::int FROM identities i WHERE i.user_id = u.user_id AND i.issuer = $3) AS identities
-     FROM users u WHERE lower(u.email) = lower($1)`,
-    [email, [...groupIds], issuer],
-  ))[0];
+  const account = await selectLinkCandidate(ctx.db, email, groupIds, issuer);
   if (!account || account.superuser || account.has_password || account.inside === 0 || account.outside > 0 || account.identities > 0) {
     ctx.log.info({ issuer, subject }, 'OpenID Connect identity not linked: no account of this provider\'s groups has its email');
     return null;
   }
   const home = (await ctx.db.query<{ group_id: string }>('SELECT group_id FROM memberships WHERE user_id = $1 AND group_id = ANY($2) ORDER BY group_id LIMIT 1', [account.user_id, [...groupIds]]))[0]!;
-  await ctx.db.query(
-    'INSERT INTO identities (issuer, subject, user_id, group_id, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (issuer, subject) DO NOTHING',
-    [issuer, subject, account.user_id, home.group_id, ctx.clock.now()],
-  );
+  await insertIdentity(ctx.db, { issuer, subject, user_id: account.user_id, group_id: home.group_id }, ctx.clock.now());
   return { user_id: account.user_id, email: account.email };
 }
 

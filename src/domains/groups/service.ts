@@ -6,7 +6,10 @@ import type { GroupScope } from '../../platform/http/access.js';
 import type { CreateGroupBody, GroupAuth, GroupRecord, PatchGroupBody, TeamRecord } from './schemas.js';
 import { checkOidcDomain } from '../auth/oidc.js';
 import { widerThanCaller } from '../auth/bounds.js';
-import { countGroups, insertGroup, selectAllGroups, selectGroup, selectGroupsByIds, selectGroupsOfUser, updateGroupRow, type GroupRow } from './queries/groups.js';
+import {
+  countGroups, insertGroup, selectAllGroups, selectDelegatedGroups, selectGroup, selectGroupAuthsOfUser, selectGroupIds, selectGroupsByIds, selectGroupsOfUser,
+  updateGroupRow, type GroupRow,
+} from './queries/groups.js';
 import { insertTeam, selectTeamIds, selectTeams } from './queries/teams.js';
 
 export type Group = GroupRow;
@@ -24,6 +27,21 @@ export async function requireGroup(db: Queryable, groupId: string): Promise<Grou
   const g = await getGroup(db, groupId);
   if (!g) throw errors.groupNotFound(groupId);
   return g;
+}
+
+/** The ids of `groupIds` that exist. */
+export function existingGroupIds(db: Queryable, groupIds: readonly string[]): Promise<string[]> {
+  return selectGroupIds(db, groupIds);
+}
+
+/** The groups that log in through an OpenID Connect provider (auth0). */
+export function delegatedGroups(db: Queryable): Promise<Group[]> {
+  return selectDelegatedGroups(db);
+}
+
+/** How each group the user holds a role in logs in. */
+export function groupAuthsOf(db: Queryable, userId: string): Promise<Pick<Group, 'group_id' | 'auth'>[]> {
+  return selectGroupAuthsOfUser(db, userId);
 }
 
 export function groupRecord(g: Group): GroupRecord {

@@ -80,3 +80,18 @@ export function selectGroupsOfUser(db: Queryable, userId: string, groupIds: read
     [userId, groupIds === null ? null : [...groupIds], all],
   );
 }
+
+/** The ids of `groupIds` that exist. */
+export async function selectGroupIds(db: Queryable, groupIds: readonly string[]): Promise<string[]> {
+  return (await db.query<{ group_id: string }>('SELECT group_id FROM groups WHERE group_id = ANY($1)', [[...groupIds]])).map((r) => r.group_id);
+}
+
+/** The groups that delegate their logins to an OpenID Connect provider. */
+export function selectDelegatedGroups(db: Queryable): Promise<GroupRow[]> {
+  return db.query<GroupRow>("SELECT group_id, name, features, auth, timezone, created_at, updated_at FROM groups WHERE auth->>'provider' = 'auth0'");
+}
+
+/** How each group the user holds a role in logs in. A read model: it reads the user's memberships (users' table). */
+export function selectGroupAuthsOfUser(db: Queryable, userId: string): Promise<Pick<GroupRow, 'group_id' | 'auth'>[]> {
+  return db.query<Pick<GroupRow, 'group_id' | 'auth'>>('SELECT g.group_id, g.auth FROM memberships m JOIN groups g USING (group_id) WHERE m.user_id = $1', [userId]);
+}
