@@ -21,7 +21,9 @@ import type { Db, Queryable } from '../../platform/db/index.js';
 import { slices } from '../../platform/slices.js';
 import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
 import { ScheduleMemo } from '../gtfs/schedule-memo.js';
-import { onServiceDay, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint } from '../gtfs/service-days.js';
+import { latestVehiclePositions } from '../device/positions.js';
+import { getGroup } from '../groups/service.js';
+import { onServiceDay, tripsOnServiceDate, tripsRoutes, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { concerns, overlayTrip, type TripOverlay } from '../updates/overlay.js';
 import type { Place, TripUpdateRecord } from '../updates/schemas.js';
@@ -149,7 +151,7 @@ export async function networkNow(
   },
 ): Promise<NetworkNow> {
   const memo = o.memo ?? new ScheduleMemo();
-  const tz = (await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]))[0]!.timezone;
+  const tz = (await getGroup(db, groupId))!.timezone;
   const today = localDate(now, tz);
   const dates = [addDays(today, -1), today];
   const net: NetworkNow = { groupId, timezone: tz, now, trips: [], updates: [], vehicles: [] };
@@ -368,39 +370,14 @@ export function callsOf(
  * now, read from its positions: it is never left out of a snapshot for having reported during it.
  */
 export async function vehiclesNow(db: Queryable, groupId: string, now: Date, staleSeconds: number): Promise<FeedVehicle[]> {
-  const rows = await db.query<Omit<FeedVehicle, 'route_id' | 'start_time'> & { start_time: number | null }>(
-    `SELECT DISTINCT ON (pick.vehicle_id) pick.vehicle_id, v.fleet_number, l.device_id, p.at, p.lat, p.lon, p.speed_kmh, p.bearing, p.trip_id,
-            to_char(p.service_date, 'YYYY-MM-DD') AS service_date, p.start_time
-     FROM device_latest l
-     CROSS JOIN LATERAL (
-       SELECT l.position_at AS at, l.lat, l.lon, l.speed_kmh, l.bearing, l.trip_id, l.service_date, l.start_time WHERE l.position_at <= $3
-       UNION ALL
-       (SELECT x.at, x.lat, x.lon, x.speed_kmh, x.bearing, x.trip_id, x.service_date, x.start_time FROM positions x
-        WHERE l.position_at > $3 AND x.group_id = l.group_id AND x.device_id = l.device_id AND x.at >= $2 AND x.at <= $3
-        ORDER BY x.at DESC LIMIT 1)
-     ) p
-     LEFT JOIN LATERAL (
-       SELECT d.vehicle_id FROM duties d
-       WHERE d.group_id = l.group_id AND d.device_id = l.device_id AND d.signed_on_at <= p.at AND (d.signed_off_at IS NULL OR d.signed_off_at > p.at)
-       ORDER BY d.signed_on_at DESC LIMIT 1
-     ) duty ON true
-     LEFT JOIN devices dev ON dev.group_id = l.group_id AND dev.device_id = l.device_id
-     CROSS JOIN LATERAL (SELECT COALESCE(duty.vehicle_id, dev.vehicle_id) AS vehicle_id) pick
-     LEFT JOIN vehicles v ON v.group_id = l.group_id AND v.vehicle_id = pick.vehicle_id
-     WHERE l.group_id = $1 AND l.position_at >= $2 AND pick.vehicle_id IS NOT NULL
-     ORDER BY pick.vehicle_id, p.at DESC`,
-    [groupId, new Date(now.getTime() - staleSeconds * 1000), now],
-  );
+  const rows = await latestVehiclePositions(db, groupId, new Date(now.getTime() - staleSeconds * 1000), now);
   // Routes of the trips, from the GTFS in force on each service date.
   const routes = new Map<string, string>();
   const byDate = new Map<string, Set<string>>();
   for (const r of rows) if (r.trip_id && r.service_date) (byDate.get(r.service_date) ?? byDate.set(r.service_date, new Set()).get(r.service_date)!).add(r.trip_id);
   for (const [date, ids] of byDate) {
     const gtfsId = await versionInForce(db, groupId, date);
-    const found = await db.query<{ trip_id: string; route_id: string }>(
-      'SELECT trip_id, route_id FROM gtfs_trips WHERE group_id = $1 AND gtfs_id = $2 AND trip_id = ANY($3::text[])',
-      [groupId, gtfsId, [...ids]],
-    );
+    const found = await tripsRoutes(db, groupId, gtfsId, [...ids]);
     for (const f of found) routes.set(`${date}|${f.trip_id}`, f.route_id);
   }
   return rows.map((r) => {

@@ -21,7 +21,7 @@ import type { Queryable } from '../../platform/db/index.js';
 import { errors } from '../../platform/http/errors.js';
 import { getGroup } from '../groups/service.js';
 import { versionInForce } from './queries/publications.js';
-import { selectLinesByStop, selectRouteShapes, selectRoutes, selectRunningTrips, selectStopCalls, selectTripRoute, selectShapePoints, selectShapesPoints, selectStopTimes, selectStops, type RouteInfo, type ShapePoint, type StopCallRow, type StopInfo, type TripRouteRow, type TripRow } from './queries/service-days.js';
+import { selectLinesByStop, selectRouteShapes, selectRoutes, selectRunningTrips, selectStopCalls, selectTripRoute, selectTripsRoutes, selectShapePoints, selectShapesPoints, selectStopTimes, selectStops, type RouteInfo, type ShapePoint, type StopCallRow, type StopInfo, type TripRouteRow, type TripRow } from './queries/service-days.js';
 import { serviceDayStart } from '../../platform/time.js';
 import { atSeconds, formatGtfsTime, gtfsSeconds, isoWeekday } from './time.js';
 
@@ -239,4 +239,9 @@ export function routeShapes(db: Queryable, groupId: string, gtfsId: string): Pro
 /** A trip's route (short name, colour) and headsign in a version; null when the version has no such trip. */
 export function tripRoute(db: Queryable, groupId: string, gtfsId: string | null, tripId: string): Promise<TripRouteRow | null> {
   return selectTripRoute(db, groupId, gtfsId, tripId);
+}
+
+/** The route of each trip of a version among `tripIds` (trips the version lacks are absent). */
+export function tripsRoutes(db: Queryable, groupId: string, gtfsId: string | null, tripIds: readonly string[]): Promise<{ trip_id: string; route_id: string }[]> {
+  return selectTripsRoutes(db, groupId, gtfsId, tripIds);
 }

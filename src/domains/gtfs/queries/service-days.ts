@@ -226,3 +226,11 @@ export async function selectTripRoute(db: Queryable, groupId: string, gtfsId: st
     [groupId, gtfsId, tripId],
   ))[0] ?? null;
 }
+
+/** The routes of the trips of a version that it has, by trip. */
+export function selectTripsRoutes(db: Queryable, groupId: string, gtfsId: string | null, tripIds: readonly string[]): Promise<{ trip_id: string; route_id: string }[]> {
+  return db.query<{ trip_id: string; route_id: string }>(
+    'SELECT trip_id, route_id FROM gtfs_trips WHERE group_id = $1 AND gtfs_id = $2 AND trip_id = ANY($3::text[])',
+    [groupId, gtfsId, [...tripIds]],
+  );
+}
