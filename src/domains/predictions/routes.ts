@@ -6,12 +6,12 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { OFFICE, groupRoles } from '../../platform/http/access.js';
-import { errors } from '../../platform/http/errors.js';
 import { GroupParams, Nullable } from '../../platform/http/params.js';
 import { PeriodQuery } from '../../platform/http/periods.js';
 import { PUBLIC, op } from '../../platform/http/route.js';
 import { component, ref } from '../../platform/http/components.js';
 import { period } from '../../platform/time.js';
+import { requireGroup } from '../groups/service.js';
 import { COMPLETE_BIN_SAMPLES, HORIZON_BANDS, WINDOW_MINUTES, predictionStats } from './samples.js';
 
 /** The longest period of stats/predictions, in days (as stats/trip-tracking). */
@@ -96,8 +96,7 @@ export async function predictionRoutes(fastify: FastifyInstance) {
     ),
   }, async (req) => {
     const scope = req.groupScope!;
-    const [g] = await ctx.db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [scope.groupId]);
-    if (!g) throw errors.groupNotFound(scope.groupId);
+    const g = await requireGroup(ctx.db, scope.groupId);
     const p = period(req.query.start_date, req.query.end_date, g.timezone, MAX_PREDICTION_STATS_DAYS);
     return predictionStats(ctx.db, scope, p);
   });

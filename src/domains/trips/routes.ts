@@ -8,12 +8,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { sendCsv } from '../../platform/csv.js';
 import { EXPORTERS, OFFICE, RS2, groupRoles } from '../../platform/http/access.js';
-import { errors } from '../../platform/http/errors.js';
 import { Date8, DateIso, GroupId, GroupParams, isoDate } from '../../platform/http/params.js';
 import { PeriodQuery } from '../../platform/http/periods.js';
 import { AnyRecord, DATAHUB, PUBLIC, op } from '../../platform/http/route.js';
 import { period } from '../../platform/time.js';
 import type { Db } from '../../platform/db/index.js';
+import { requireGroup } from '../groups/service.js';
 import {
   PCS_CNT_COLUMNS, TRIPS_COLUMNS, TRIP_TRACKING_COLUMNS, doorColumns, doorsOfPeriod, exportTripTracking, exportTrips, exportVehicleExploitation,
 } from './exports.js';
@@ -52,9 +52,7 @@ export const DEFINITIONS = [
 ].join('\n\n');
 
 async function timezoneOf(db: Db, groupId: string): Promise<string> {
-  const [g] = await db.query<{ timezone: string }>('SELECT timezone FROM groups WHERE group_id = $1', [groupId]);
-  if (!g) throw errors.groupNotFound(groupId);
-  return g.timezone;
+  return (await requireGroup(db, groupId)).timezone;
 }
 
 export async function tripRoutes(fastify: FastifyInstance) {
