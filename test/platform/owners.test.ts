@@ -110,7 +110,6 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/predictions/samples.ts': ['drivers', 'groups', 'prediction_samples', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/trips/exports.ts': ['drivers', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/trips/service.ts': ['gtfs_publications', 'gtfs_versions', 'plannings', 'trip_runs'],
-  'src/domains/trips/stats.ts': ['gtfs_shapes'],
   'src/domains/trips/tracking/round.ts': ['duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
 };
 

@@ -13,11 +13,11 @@
  * A caller limited to teams gets the recorded trips of their teams only (scheduled trips with
  * nothing recorded belong to no team).
  */
-import CheapRuler from 'cheap-ruler';
 import type { Db } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { addDays, type Period } from '../../platform/time.js';
 import { tripsOnServiceDate } from '../gtfs/service-days.js';
+import { shapeLengths } from '../gtfs/shape-lengths.js';
 import { emptyOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { trackingOf, tripStatus, type TripStatus, type TripTracking } from './tracking.js';
@@ -79,26 +79,6 @@ class Agg {
       percent_km: this.tk > 0 ? Math.round((this.commercial / this.tk) * 1000) / 10 : null,
     };
   }
-}
-
-/** Lengths of the shapes of a GTFS version, km (cheap-ruler). */
-async function shapeLengths(db: Db, groupId: string, gtfsId: string): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  let prev: { shape_id: string; lat: number; lon: number } | null = null;
-  let ruler: CheapRuler | null = null;
-  for await (const batch of db.stream<{ shape_id: string; lat: number; lon: number }>(
-    'SELECT shape_id, shape_pt_lat AS lat, shape_pt_lon AS lon FROM gtfs_shapes WHERE group_id = $1 AND gtfs_id = $2 ORDER BY shape_id, shape_pt_sequence',
-    [groupId, gtfsId],
-  )) {
-    for (const p of batch) {
-      if (!prev || prev.shape_id !== p.shape_id) {
-        ruler = new CheapRuler(p.lat, 'kilometers');
-        out.set(p.shape_id, 0);
-      } else out.set(p.shape_id, out.get(p.shape_id)! + ruler!.distance([prev.lon, prev.lat], [p.lon, p.lat]));
-      prev = p;
-    }
-  }
-  return out;
 }
 
 export async function tripTrackingStats(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams'>, p: Period, o: { byTeam: boolean; now: Date }) {
