@@ -10,6 +10,7 @@ import { Nullable, isoDate } from '../../platform/http/params.js';
 import { period } from '../../platform/time.js';
 import { MOVEMENT_KINDS, Place } from '../device/schemas.js';
 import { component, ref } from '../../platform/http/components.js';
+import { selectAnyMovement, selectMovement, selectMovementsOfDate, selectMovementsOfPeriod, type MovementRow } from './queries.js';
 
 export const MAX_MOVEMENT_PERIOD_DAYS = 31;
 
@@ -31,63 +32,30 @@ export const VehicleMovementRecord = component('VehicleMovement', Type.Object({
 }, { additionalProperties: false, description: 'A movement of the vehicle outside commercial service (HLP): to the start of a trip, to or from the depot, between trips, a dead run.' }));
 export type VehicleMovementRecord = Static<typeof VehicleMovementRecord>;
 
-interface Row {
-  vehicle_movement_id: string;
-  kind: VehicleMovementRecord['kind'];
-  service_date: string;
-  block_id: string | null;
-  origin: Record<string, unknown>;
-  destination: Record<string, unknown>;
-  started_at: Date;
-  ended_at: Date;
-  distance_km: number | null;
-  device_id: string;
-  duty_id: string | null;
-  vehicle_id: string | null;
-  driver_id: string | null;
-}
-
-const record = (r: Row): VehicleMovementRecord => ({ ...r, started_at: r.started_at.toISOString(), ended_at: r.ended_at.toISOString() });
-
-function select(where: string): string {
-  return `SELECT m.vehicle_movement_id, m.kind, m.service_date, m.block_id, m.origin, m.destination, m.started_at, m.ended_at, m.distance_km, m.device_id,
-            du.duty_id, du.vehicle_id, du.driver_id
-     FROM vehicle_movements m
-     LEFT JOIN LATERAL (
-       SELECT d.duty_id, d.vehicle_id, d.driver_id FROM duties d
-       WHERE d.group_id = m.group_id AND d.device_id = m.device_id AND d.signed_on_at <= m.started_at AND (d.signed_off_at IS NULL OR d.signed_off_at > m.started_at)
-       ORDER BY d.signed_on_at DESC LIMIT 1
-     ) du ON true
-     WHERE m.group_id = $1 AND ${where}
-       AND ($2::text[] IS NULL
-         OR EXISTS (SELECT 1 FROM drivers dr WHERE dr.group_id = m.group_id AND dr.driver_id = du.driver_id AND dr.teams && $2::text[])
-         OR EXISTS (SELECT 1 FROM vehicles ve WHERE ve.group_id = m.group_id AND ve.vehicle_id = du.vehicle_id AND ve.teams && $2::text[]))
-     ORDER BY m.started_at, m.vehicle_movement_id`;
-}
+const record = (r: MovementRow): VehicleMovementRecord => ({ ...r, started_at: r.started_at.toISOString(), ended_at: r.ended_at.toISOString() });
 
 const teamsOf = (scope: GroupScope) => (scope.teams === null ? null : [...scope.teams]);
 
 export async function movementsOfDate(db: Queryable, scope: GroupScope, date: string, blockId?: string): Promise<VehicleMovementRecord[]> {
-  const rows = await db.query<Row>(select('m.service_date = $3 AND ($4::text IS NULL OR m.block_id = $4)'), [scope.groupId, teamsOf(scope), isoDate(date), blockId ?? null]);
+  const rows = await selectMovementsOfDate(db, scope.groupId, teamsOf(scope), isoDate(date), blockId ?? null);
   return rows.map(record);
 }
 
 export async function movementsOfPeriod(db: Queryable, scope: GroupScope, startDate: string, endDate: string): Promise<VehicleMovementRecord[]> {
   const p = period(startDate, endDate, scope.timezone, MAX_MOVEMENT_PERIOD_DAYS);
-  const rows = await db.query<Row>(select('m.service_date BETWEEN $3 AND $4'), [scope.groupId, teamsOf(scope), p.start, p.end]);
+  const rows = await selectMovementsOfPeriod(db, scope.groupId, teamsOf(scope), p.start, p.end);
   return rows.map(record);
 }
 
 export async function getMovement(db: Queryable, scope: GroupScope, id: string): Promise<VehicleMovementRecord> {
-  const rows = await db.query<Row>(select('m.vehicle_movement_id = $3'), [scope.groupId, null, id]);
-  if (!rows[0]) throw errors.notFound('VehicleMovementNotFound', `No vehicle movement ${JSON.stringify(id)} in the group`);
-  const visible = await db.query<Row>(select('m.vehicle_movement_id = $3'), [scope.groupId, teamsOf(scope), id]);
-  if (visible.length === 0) throw errors.forbidden('ForbiddenDifferentTeam', 'This movement was made by a vehicle and a driver of other teams');
-  return record(rows[0]);
+  const movement = await selectMovement(db, scope.groupId, null, id);
+  if (!movement) throw errors.notFound('VehicleMovementNotFound', `No vehicle movement ${JSON.stringify(id)} in the group`);
+  const visible = await selectMovement(db, scope.groupId, teamsOf(scope), id);
+  if (!visible) throw errors.forbidden('ForbiddenDifferentTeam', 'This movement was made by a vehicle and a driver of other teams');
+  return record(movement);
 }
 
 /** Whether the group holds any movement at all: tells an empty day from a feature never fed. */
 export async function anyMovement(db: Queryable, groupId: string): Promise<{ any: boolean }> {
-  const rows = await db.query('SELECT 1 FROM vehicle_movements WHERE group_id = $1 LIMIT 1', [groupId]);
-  return { any: rows.length > 0 };
+  return { any: await selectAnyMovement(db, groupId) };
 }
