@@ -91,6 +91,8 @@ const FOREIGN_READS: Record<string, string[]> = {
   'src/domains/movements/queries.ts': ['drivers', 'duties', 'vehicles'],
   'src/domains/duties/queries/attribution.ts': ['devices', 'drivers', 'vehicles'],
   'src/domains/duties/queries/on-duty.ts': ['device_latest', 'drivers', 'vehicles'],
+  // The duplicate keys of a GTFS file's table, named by the importer's fixed list of files (GTFS_FILES).
+  'src/domains/gtfs/queries/import.ts': ['(dynamic)'],
   'src/domains/gtfs/queries/publications.ts': ['groups'],
   'src/domains/updates/queries.ts': ['gtfs_trips'],
   'src/domains/notifications/queries.ts': ['devices'],
@@ -105,7 +107,6 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements'],
   'src/domains/duties/service.ts': ['danger_zones', 'drivers', 'duties', 'trip_events', 'trip_runs', 'vehicles'],
   'src/domains/fleet/datahub.ts': ['(dynamic)'],
-  'src/domains/gtfs/import/importer.ts': ['(dynamic)', 'gtfs_versions'],
   'src/domains/predictions/model.ts': ['groups', 'gtfs_calendar_dates', 'gtfs_calendars', 'prediction_models', 'prediction_segments', 'trip_tracking', 'trip_tracking_stops'],
   'src/domains/predictions/samples.ts': ['drivers', 'groups', 'prediction_samples', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/trips/exports.ts': ['drivers', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],

@@ -12,9 +12,11 @@ import { parse, CsvError } from 'csv-parse';
 import type { AppContext } from '../../../platform/context.js';
 import { MAX_CSV_COLUMNS, MAX_CSV_LINE_BYTES } from '../../../platform/csv.js';
 import type { Tx } from '../../../platform/db/index.js';
-import { copyLine, quoteIdent } from '../../../platform/db/types.js';
+import { copyLine } from '../../../platform/db/types.js';
 import { objectId } from '../../../platform/ids.js';
 import { requireGroup } from '../../groups/service.js';
+import { analyzeTables, checkConstraintNow, copyVersionRows, selectDuplicateKeys } from '../queries/import.js';
+import { insertVersion, updateVersionReport } from '../queries/versions.js';
 import { publishIn } from '../service.js';
 import { openGtfsArchive, type GtfsArchive } from './archive.js';
 import { GTFS_FILES, GTFS_FILE_NAMES, newFeedState, type FeedState, type GtfsFile } from './files.js';
@@ -72,11 +74,7 @@ export async function importGtfs(
     const rowPrefix = copyLine([groupId, gtfsId]).slice(0, -1) + ',';
 
     return await ctx.db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO gtfs_versions (group_id, gtfs_id, name, imported_at, imported_by, counts, warnings, warning_count)
-         VALUES ($1, $2, $3, $4, $5, '{}', '[]', 0)`,
-        [groupId, gtfsId, fallbackName, now, o.importedBy ?? null],
-      );
+      await insertVersion(tx, groupId, gtfsId, fallbackName, now, o.importedBy ?? null);
       for (const file of GTFS_FILES) {
         if (!archive.files.has(file.name)) continue;
         const p = new RowProblems(file.name, problems);
@@ -85,7 +83,7 @@ export async function importGtfs(
           continue;
         }
         let loaded = 0;
-        await tx.copyFrom(file.table, ['group_id', 'gtfs_id', ...file.columns], reader.read(file, p, (row) => {
+        await copyVersionRows(tx, file.table, file.columns, reader.read(file, p, (row) => {
           const values = file.row(row, p, state);
           if (values === null) return null;
           loaded++;
@@ -102,15 +100,11 @@ export async function importGtfs(
       // Fresh statistics: right after a bulk load the planner still thinks the tables are
       // nearly empty, and picks plans (nested scans of a whole version) that make the reads of
       // the trips of a date and of a trip's stop times a hundred times slower.
-      const loadedTables = GTFS_FILES.filter((f) => f.table !== null && counts[f.key] !== undefined).map((f) => quoteIdent(f.table!));
-      await tx.exec(`ANALYZE ${loadedTables.join(', ')}`);
+      await analyzeTables(tx, GTFS_FILES.filter((f) => f.table !== null && counts[f.key] !== undefined).map((f) => f.table!));
 
       const w = problems.warnings;
       const name = o.name?.trim() || state.feedInfo?.['feed_version'] || fallbackName;
-      await tx.query(
-        'UPDATE gtfs_versions SET name = $3, counts = $4, warnings = $5, warning_count = $6, feed_info = $7 WHERE group_id = $1 AND gtfs_id = $2',
-        [groupId, gtfsId, name, JSON.stringify(counts), JSON.stringify(w.items), w.count, state.feedInfo ? JSON.stringify(state.feedInfo) : null],
-      );
+      await updateVersionReport(tx, groupId, gtfsId, { name, counts, warnings: w.items, warningCount: w.count, feedInfo: state.feedInfo });
       const publishedAt = o.publish ? await publishIn(tx, ctx.clock.now(), groupId, gtfsId, o.importedBy ?? null) : null;
       return {
         gtfs_id: gtfsId,
@@ -271,18 +265,14 @@ function lineBreaks(record: readonly string[]): number {
 async function findDuplicates(tx: Tx, groupId: string, gtfsId: string, file: GtfsFile, reader: FileReader, problems: Problems) {
   const key = file.deferredKey!;
   const holds = await tx.savepoint(async (sp) => {
-    await sp.query(`SET CONSTRAINTS ${key.constraint} IMMEDIATE`);
+    await checkConstraintNow(sp, key.constraint);
     return true;
   }).catch((err: { code?: string }) => {
     if (err.code === '23505') return false;
     throw err;
   });
   if (holds) return;
-  const cols = key.columns.map((c) => `"${c}"`).join(', ');
-  const dupes = await tx.query<Record<string, unknown>>(
-    `SELECT ${cols}, count(*) AS n FROM ${file.table} WHERE group_id = $1 AND gtfs_id = $2 GROUP BY ${cols} HAVING count(*) > 1`,
-    [groupId, gtfsId],
-  );
+  const dupes = await selectDuplicateKeys(tx, file.table!, key.columns, groupId, gtfsId);
   const wanted = new Map(dupes.map((d) => [key.columns.map((c) => String(d[c])).join('\u0000'), 0]));
   const p = new RowProblems(file.name, problems);
   const quiet = new RowProblems(file.name, new Problems(0));

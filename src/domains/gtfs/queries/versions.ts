@@ -28,3 +28,25 @@ export async function selectVersion(db: Queryable, groupId: string, gtfsId: stri
 export async function versionExists(db: Queryable, groupId: string, gtfsId: string): Promise<boolean> {
   return (await db.query('SELECT 1 FROM gtfs_versions WHERE group_id = $1 AND gtfs_id = $2', [groupId, gtfsId])).length > 0;
 }
+
+/** A version being imported: its fallback name, no counts nor warnings yet. */
+export async function insertVersion(tx: Queryable, groupId: string, gtfsId: string, name: string, importedAt: Date, importedBy: string | null): Promise<void> {
+  await tx.query(
+    `INSERT INTO gtfs_versions (group_id, gtfs_id, name, imported_at, imported_by, counts, warnings, warning_count)
+     VALUES ($1, $2, $3, $4, $5, '{}', '[]', 0)`,
+    [groupId, gtfsId, name, importedAt, importedBy],
+  );
+}
+
+/** The import's report on the version: its name, the rows loaded per file, the warnings and the feed_info.txt row. */
+export async function updateVersionReport(
+  tx: Queryable,
+  groupId: string,
+  gtfsId: string,
+  r: { name: string; counts: Record<string, number>; warnings: unknown[]; warningCount: number; feedInfo: Record<string, string> | null },
+): Promise<void> {
+  await tx.query(
+    'UPDATE gtfs_versions SET name = $3, counts = $4, warnings = $5, warning_count = $6, feed_info = $7 WHERE group_id = $1 AND gtfs_id = $2',
+    [groupId, gtfsId, r.name, JSON.stringify(r.counts), JSON.stringify(r.warnings), r.warningCount, r.feedInfo ? JSON.stringify(r.feedInfo) : null],
+  );
+}
