@@ -103,7 +103,6 @@ const FOREIGN_READS: Record<string, string[]> = {
 /** Uses of a table outside a queries module, or written by a non-owner, still to move: file → tables, sorted. */
 const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/auth/service.ts': ['devices', 'groups', 'memberships', 'users'],
-  'src/domains/device/history.ts': ['device_history_events', 'device_history_snapshots', 'device_latest'],
   'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements'],
   'src/domains/duties/service.ts': ['danger_zones', 'drivers', 'duties', 'trip_events', 'trip_runs', 'vehicles'],
   'src/domains/fleet/datahub.ts': ['(dynamic)'],

@@ -7,6 +7,10 @@
  */
 import type { Queryable } from '../../platform/db/index.js';
 import { objectId } from '../../platform/ids.js';
+import {
+  deleteSnapshotsFrom, insertHistoryEvents, insertSnapshots, selectEventAt, selectEventsAfter, selectLastSnapshot, selectLatestState, selectStoredClientIds,
+  upsertLatestState, type EventBound,
+} from './queries/history.js';
 import { DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS } from './schemas.js';
 
 export const SNAPSHOT_EVERY = 200;
@@ -39,14 +43,8 @@ export function applyPatch(state: DeviceStateValue, patch: DeviceStateValue): De
  */
 export async function stateBoundErrors(db: Queryable, groupId: string, deviceId: string, changes: { clientId: string; at: Date; patch: DeviceStateValue }[]): Promise<(string | null)[]> {
   // A retry of a stored change is acknowledged as a duplicate, whatever the state became since.
-  const stored = new Set((await db.query<{ client_id: string }>(
-    'SELECT client_id FROM device_history_events WHERE group_id = $1 AND device_id = $2 AND client_id = ANY($3::uuid[])',
-    [groupId, deviceId, changes.map((c) => c.clientId)],
-  )).map((r) => r.client_id));
-  const latest = (await db.query<{ state: DeviceStateValue | null; state_at: Date | null }>(
-    'SELECT state, state_at FROM device_latest WHERE group_id = $1 AND device_id = $2',
-    [groupId, deviceId],
-  ))[0];
+  const stored = new Set(await selectStoredClientIds(db, groupId, deviceId, changes.map((c) => c.clientId)));
+  const latest = await selectLatestState(db, groupId, deviceId);
   let state: DeviceStateValue = latest?.state ?? {};
   let stateAt = latest?.state_at?.getTime() ?? -Infinity;
   const order = changes.map((_c, i) => i).sort((a, b) => changes[a]!.at.getTime() - changes[b]!.at.getTime());
@@ -82,28 +80,14 @@ export function lastIdOfSecond(unixSeconds: number): string {
 export async function appendHistory(tx: Queryable, groupId: string, deviceId: string, events: HistoryEventInput[], receivedAt: Date): Promise<Set<string>> {
   if (events.length === 0) return new Set();
   const ids = events.map((e) => objectId(e.at.getTime()));
-  const stored = await tx.query<{ client_id: string; event_id: string }>(
-    `INSERT INTO device_history_events (group_id, device_id, event_id, client_id, at, patch, received_at)
-     SELECT $1, $2, u.event_id, u.client_id, u.at, u.patch, $7
-     FROM unnest($3::text[], $4::uuid[], $5::timestamptz[], $6::jsonb[]) AS u(event_id, client_id, at, patch)
-     ON CONFLICT DO NOTHING
-     RETURNING client_id, event_id`,
-    [groupId, deviceId, ids, events.map((e) => e.clientId), events.map((e) => e.at.toISOString()), events.map((e) => JSON.stringify(e.patch)), receivedAt],
-  );
+  const stored = await insertHistoryEvents(tx, groupId, deviceId, {
+    eventIds: ids, clientIds: events.map((e) => e.clientId), ats: events.map((e) => e.at.toISOString()), patches: events.map((e) => JSON.stringify(e.patch)),
+  }, receivedAt);
   if (stored.length === 0) return new Set();
   const earliest = stored.map((s) => s.event_id).sort()[0]!;
-  await tx.query('DELETE FROM device_history_snapshots WHERE group_id = $1 AND device_id = $2 AND event_id >= $3', [groupId, deviceId, earliest]);
-  const base = (
-    await tx.query<{ event_id: string; state: DeviceStateValue }>(
-      'SELECT event_id, state FROM device_history_snapshots WHERE group_id = $1 AND device_id = $2 ORDER BY event_id DESC LIMIT 1',
-      [groupId, deviceId],
-    )
-  )[0];
-  const after = await tx.query<{ event_id: string; at: Date; patch: DeviceStateValue }>(
-    `SELECT event_id, at, patch FROM device_history_events
-     WHERE group_id = $1 AND device_id = $2 AND event_id > $3 ORDER BY event_id`,
-    [groupId, deviceId, base?.event_id ?? ''],
-  );
+  await deleteSnapshotsFrom(tx, groupId, deviceId, earliest);
+  const base = await selectLastSnapshot(tx, groupId, deviceId);
+  const after = await selectEventsAfter(tx, groupId, deviceId, base?.event_id ?? '');
   let state = base?.state ?? {};
   const snapshots: { event_id: string; state: string }[] = [];
   after.forEach((e, i) => {
@@ -111,19 +95,11 @@ export async function appendHistory(tx: Queryable, groupId: string, deviceId: st
     if ((i + 1) % SNAPSHOT_EVERY === 0) snapshots.push({ event_id: e.event_id, state: JSON.stringify(state) });
   });
   if (snapshots.length > 0) {
-    await tx.query(
-      `INSERT INTO device_history_snapshots (group_id, device_id, event_id, state)
-       SELECT $1, $2, u.event_id, u.state FROM unnest($3::text[], $4::jsonb[]) AS u(event_id, state)`,
-      [groupId, deviceId, snapshots.map((s) => s.event_id), snapshots.map((s) => s.state)],
-    );
+    await insertSnapshots(tx, groupId, deviceId, snapshots);
   }
   const last = after[after.length - 1];
   if (last) {
-    await tx.query(
-      `INSERT INTO device_latest (group_id, device_id, state_at, state, last_seen_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (group_id, device_id) DO UPDATE SET state_at = EXCLUDED.state_at, state = EXCLUDED.state`,
-      [groupId, deviceId, last.at, JSON.stringify(state), receivedAt],
-    );
+    await upsertLatestState(tx, groupId, deviceId, last.at, JSON.stringify(state), receivedAt);
   }
   return new Set(stored.map((s) => s.client_id));
 }
@@ -145,25 +121,16 @@ export interface ReconstructedState {
  * the latest snapshot within the bound plus the events after it.
  */
 export async function reconstruct(db: Queryable, groupId: string, deviceId: string, bound: { upTo: string } | { before: string } | null): Promise<ReconstructedState> {
-  const [op, value] = bound === null ? ['<=', 'ffffffffffffffffffffffff'] : 'upTo' in bound ? ['<=', bound.upTo] : ['<', bound.before];
-  const snapshot = (
-    await db.query<{ event_id: string; state: DeviceStateValue }>(
-      `SELECT event_id, state FROM device_history_snapshots WHERE group_id = $1 AND device_id = $2 AND event_id ${op} $3 ORDER BY event_id DESC LIMIT 1`,
-      [groupId, deviceId, value],
-    )
-  )[0];
-  const events = await db.query<{ event_id: string; at: Date; patch: DeviceStateValue }>(
-    `SELECT event_id, at, patch FROM device_history_events
-     WHERE group_id = $1 AND device_id = $2 AND event_id > $3 AND event_id ${op} $4 ORDER BY event_id`,
-    [groupId, deviceId, snapshot?.event_id ?? '', value],
-  );
+  const [op, value]: [EventBound, string] = bound === null ? ['<=', 'ffffffffffffffffffffffff'] : 'upTo' in bound ? ['<=', bound.upTo] : ['<', bound.before];
+  const snapshot = await selectLastSnapshot(db, groupId, deviceId, { op, eventId: value });
+  const events = await selectEventsAfter(db, groupId, deviceId, snapshot?.event_id ?? '', { op, eventId: value });
   let state = snapshot?.state ?? {};
   for (const e of events) state = applyPatch(state, e.patch);
   const last = events[events.length - 1];
   let lastId = last?.event_id ?? snapshot?.event_id ?? null;
   let lastAt = last?.at ?? null;
   if (!last && snapshot) {
-    lastAt = (await db.query<{ at: Date }>('SELECT at FROM device_history_events WHERE group_id = $1 AND device_id = $2 AND event_id = $3', [groupId, deviceId, snapshot.event_id]))[0]?.at ?? null;
+    lastAt = await selectEventAt(db, groupId, deviceId, snapshot.event_id);
     lastId = snapshot.event_id;
   }
   return {
