@@ -98,6 +98,7 @@ const FOREIGN_READS: Record<string, string[]> = {
   'src/domains/notifications/queries.ts': ['devices'],
   'src/domains/planning/queries.ts': ['drivers', 'vehicles'],
   'src/domains/ratings/queries.ts': ['drivers'],
+  'src/domains/trips/queries/exports.ts': ['drivers', 'vehicles'],
 };
 
 /** Uses of a table outside a queries module, or written by a non-owner, still to move: file → tables, sorted. */
@@ -108,7 +109,6 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/fleet/datahub.ts': ['(dynamic)'],
   'src/domains/predictions/model.ts': ['groups', 'gtfs_calendar_dates', 'gtfs_calendars', 'prediction_models', 'prediction_segments', 'trip_tracking', 'trip_tracking_stops'],
   'src/domains/predictions/samples.ts': ['drivers', 'groups', 'prediction_samples', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
-  'src/domains/trips/exports.ts': ['drivers', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/trips/service.ts': ['gtfs_publications', 'gtfs_versions', 'plannings', 'trip_runs'],
   'src/domains/trips/tracking/round.ts': ['duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
 };

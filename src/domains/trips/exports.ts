@@ -12,16 +12,12 @@ import { addDays, isoWithOffset, type Period } from '../../platform/time.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
-import { refreshDirty, tripOver, tripStatus, type Kilometres } from './tracking.js';
+import { copyExploitationStops, copyTrackingStops, selectMaxDoors, selectTripKeys, streamTripRows } from './queries/exports.js';
+import { refreshDirty, tripOver, tripStatus } from './tracking.js';
 
 // Rows per FETCH: the next batch is fetched while one is written, and smaller batches wait less, so
 // fewer rows outlive a young-generation collection (less old-space garbage, a lower RSS peak).
 const BATCH = 2000;
-
-/** SQL: the trip tracking row aliased `tt` is visible to the teams in $n (null = all). */
-export const tripVisibleSql = (n: number) => `($${n}::text[] IS NULL
-  OR EXISTS (SELECT 1 FROM vehicles ve WHERE ve.group_id = tt.group_id AND ve.vehicle_id = ANY(tt.vehicle_ids) AND ve.teams && $${n}::text[])
-  OR EXISTS (SELECT 1 FROM drivers dr WHERE dr.group_id = tt.group_id AND dr.driver_id = ANY(tt.driver_ids) AND dr.teams && $${n}::text[]))`;
 
 /**
  * The overlays of the recorded trips of a period, read before streaming (a query inside the
@@ -30,40 +26,12 @@ export const tripVisibleSql = (n: number) => `($${n}::text[] IS NULL
 async function overlaysOfPeriod(db: Db, groupId: string, start: string, end: string) {
   const known = new Map<string, TripOverlay>();
   for (let date = start; date <= end; date = addDays(date, 1)) {
-    const trips = await db.query<{ trip_id: string; route_id: string | null; start_time: number | null }>(
-      'SELECT trip_id, route_id, start_time FROM trip_tracking WHERE group_id = $1 AND service_date = $2', [groupId, date]);
+    const trips = await selectTripKeys(db, groupId, date);
     const keys = trips.map((t) => ({ trip_id: t.trip_id, route_id: t.route_id ?? '', start_time: t.start_time === null ? null : formatGtfsTime(t.start_time) }));
     for (const [key, o] of await overlaysFor(db, groupId, date, keys)) if (o.applied.length > 0) known.set(`${date} ${key}`, o);
   }
   return (t: { service_date: string; trip_id: string; start_time: number | null }): TripOverlay =>
     known.get(`${t.service_date} ${overlayKey({ trip_id: t.trip_id, start_time: t.start_time === null ? null : formatGtfsTime(t.start_time) })}`) ?? emptyOverlay();
-}
-
-interface TripRow extends Kilometres {
-  service_date: string;
-  trip_id: string;
-  route_id: string | null;
-  direction_id: number | null;
-  block_id: string | null;
-  headsign: string | null;
-  start_time: number | null;
-  scheduled_start_at: Date | null;
-  scheduled_end_at: Date | null;
-  started_at: Date;
-  ended_at: Date;
-  end_reported: boolean;
-  delay_seconds: number | null;
-  planned_stops: number;
-  recorded_stops: number;
-  unpassed_stops: number[];
-  last_passed_sequence: number | null;
-  last_sequence: number | null;
-  boardings: number;
-  alightings: number;
-  max_load: number;
-  vehicle_ids: string[];
-  driver_ids: string[];
-  device_ids: string[];
 }
 
 /** Columns of export/trips (datahub), in order. */
@@ -79,12 +47,7 @@ export async function* exportTrips(db: Db, scope: Pick<GroupScope, 'groupId' | '
   const iso = isoWithOffset(timezone);
   const time = (d: Date | null) => (d ? iso(d) : null);
   const overlayOf = await overlaysOfPeriod(db, scope.groupId, serviceDate, serviceDate);
-  const text = `SELECT to_char(tt.service_date, 'YYYY-MM-DD') AS service_date, tt.trip_id, tt.route_id, tt.direction_id, tt.block_id, tt.headsign, tt.start_time,
-      tt.scheduled_start_at, tt.scheduled_end_at, tt.started_at, tt.ended_at, tt.end_reported, tt.delay_seconds, tt.planned_stops, tt.recorded_stops,
-      tt.unpassed_stops, tt.last_passed_sequence, tt.last_sequence, tt.tk, tt.vk, tt.recorded_commercial_km, tt.off_itinerary_km, tt.reliable_km, tt.unreliable_km,
-      tt.percent_km, tt.boardings, tt.alightings, tt.max_load, tt.vehicle_ids, tt.driver_ids, tt.device_ids
-    FROM trip_tracking tt WHERE tt.group_id = $1 AND tt.service_date = $2 AND ${tripVisibleSql(3)} ORDER BY tt.trip_id`;
-  for await (const batch of db.stream<TripRow>(text, [scope.groupId, serviceDate, teamParam(scope)], BATCH)) {
+  for await (const batch of streamTripRows(db, scope.groupId, serviceDate, teamParam(scope), BATCH)) {
     yield batch.map((r) => {
       const o = overlayOf(r);
       const skipped = r.unpassed_stops.filter((s) => o.skipped.has(s)).length;
@@ -107,16 +70,6 @@ export async function* exportTrips(db: Db, scope: Pick<GroupScope, 'groupId' | '
  * time zone; coordinates; door arrays). Rows are ordered by date, trip and stop, so per-trip
  * values are worked out once per trip; records are written as text, a chunk of lines at a time.
  */
-const epochSeconds = (column: string) => `floor(date_part('epoch', ${column}))::int8`;
-
-function stopExportQuery(columns: string, scopeTeams: number) {
-  return `SELECT s.service_date - DATE '1970-01-01', s.trip_id, ${columns}
-    FROM trip_tracking tt
-    JOIN trip_tracking_stops s ON s.group_id = tt.group_id AND s.service_date = tt.service_date AND s.trip_id = tt.trip_id
-    WHERE tt.group_id = $1 AND tt.service_date BETWEEN $2 AND $3 AND s.service_date BETWEEN $2 AND $3 AND ${tripVisibleSql(scopeTeams)}
-    ORDER BY s.service_date, s.trip_id, s.stop_sequence`;
-}
-
 /** COPY text's NULL. */
 const NULL = '\\N';
 /** A text column as its CSV cell. */
@@ -175,11 +128,6 @@ const item = (v: string, from: number, end: number) => {
   return x === 'NULL' ? '' : x;
 };
 
-// Columns after the date and trip_id.
-const TRACKING_STOP_COLUMNS = `tt.route_id, tt.start_time, tt.end_reported, ${epochSeconds('tt.scheduled_end_at')}, tt.last_passed_sequence, tt.last_sequence,
-  s.stop_sequence, s.stop_id, s.stop_name, ${epochSeconds('s.scheduled_arrival_at')}, ${epochSeconds('s.scheduled_departure_at')}, ${epochSeconds('s.actual_at')},
-  s.delay_seconds, s.source, s.vehicle_id, s.driver_id, s.doors_in, s.doors_out`;
-
 /**
  * The CSV text of a COPY text stream, a piece per chunk (chunks hold whole lines): `line` turns
  * one row's columns (split on TAB, still COPY-escaped) into its CSV line.
@@ -211,7 +159,7 @@ export async function* exportTripTracking(db: Db, scope: Pick<GroupScope, 'group
   let over = false;
   let lastPassed: number | null = null;
   let tripCells = '';
-  yield* csvOfCopy(db.copyOut(stopExportQuery(TRACKING_STOP_COLUMNS, 4), [scope.groupId, p.start, p.end, teamParam(scope)]), (row) => {
+  yield* csvOfCopy(copyTrackingStops(db, scope.groupId, p.start, p.end, teamParam(scope)), (row) => {
     const c = row as Columns<20>;
     const tripId = c[1];
     const actual = c[13];
@@ -251,14 +199,8 @@ export const doorColumns = (doors: number) => Array.from({ length: doors }, (_, 
 /** The number of door columns of the period: the most doors counted on one trip, at least one. */
 export async function doorsOfPeriod(db: Db, groupId: string, p: Period): Promise<number> {
   await refreshDirty(db, { groupId, from: p.start, to: p.end });
-  const [r] = await db.query<{ doors: number | null }>('SELECT max(doors) AS doors FROM trip_tracking WHERE group_id = $1 AND service_date BETWEEN $2 AND $3', [groupId, p.start, p.end]);
-  return Math.max(1, r?.doors ?? 0);
+  return Math.max(1, (await selectMaxDoors(db, groupId, p.start, p.end)) ?? 0);
 }
-
-// Columns after the date and trip_id. The vehicle of a stop is the one that passed it, else the trip's first; the position is the one recorded, else the stop's.
-const EXPLOITATION_STOP_COLUMNS = `tt.route_id, tt.direction_id, tt.block_id, tt.first_stop_id, tt.last_stop_id, tt.last_sequence,
-  COALESCE(s.vehicle_id, tt.vehicle_ids[1]), s.stop_sequence, s.stop_id, s.stop_name, ${epochSeconds('s.actual_at')},
-  COALESCE(s.lat, s.stop_lat), COALESCE(s.lon, s.stop_lon), s.gps_valid, s.doors_in, s.doors_out`;
 
 /**
  * A float column with a decimal comma. PostgreSQL and JavaScript write a number's digits alike
@@ -282,7 +224,7 @@ export async function* exportVehicleExploitation(db: Db, scope: Pick<GroupScope,
   let trip = '';
   let day = '';
   let tripCells = '';
-  yield* csvOfCopy(db.copyOut(stopExportQuery(EXPLOITATION_STOP_COLUMNS, 4), [scope.groupId, p.start, p.end, teamParam(scope)]), (row) => {
+  yield* csvOfCopy(copyExploitationStops(db, scope.groupId, p.start, p.end, teamParam(scope)), (row) => {
     const c = row as Columns<18>;
     const tripId = c[1];
     if (tripId !== trip || c[0] !== days) {
