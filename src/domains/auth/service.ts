@@ -3,10 +3,9 @@
  * Principal; then the caller's standing in a group (GroupScope). Secrets are stored only as
  * hashes; comparisons happen on hashes through the primary key.
  *
- * The reads of accounts and memberships left here (and the login's device lookup) are users' and
- * fleet's tables named outside their owners (KNOWN_VIOLATIONS of test/platform/owners.test.ts):
- * users depends on auth (passwords, bounds), so auth calling users' service would tie the two both
- * ways (test/platform/domain-deps.test.ts).
+ * The accounts, memberships and the login's device are read through auth's own read models
+ * (queries/accounts.ts, queries/login-devices.ts): users depends on auth (passwords, bounds), so
+ * auth calling users' service would tie the two both ways (test/platform/domain-deps.test.ts).
  */
 import type { AppContext } from '../../platform/context.js';
 import type { Queryable } from '../../platform/db/index.js';
@@ -21,8 +20,10 @@ import { emailClaim, issuerFor, unverifiedIssuer, verifyJwt } from './oidc.js';
 import { verifyPassword } from './passwords.js';
 import { checkLoginThrottle, recordLoginFailure, recordLoginSuccess } from './throttle.js';
 import { intersectTeams, keyScopes, keyTeams, requireWithinCaller, teamsOrWhole, teamsWithin } from './bounds.js';
+import { selectAccountSuperuser, selectFirstMembershipGroup, selectLoginAccount, selectMembership, selectMembershipTeams, type MembershipRow } from './queries/accounts.js';
 import { insertApiKey, revokeGroupKey, selectGroupKeyTeams, selectGroupKeys, selectKey, selectLiveApiKeyIds, type KeyLookupRow, type KeyRow } from './queries/api-keys.js';
 import { insertIdentity, selectLinkCandidate, selectLinkedAccount } from './queries/identities.js';
+import { selectLoginDevices } from './queries/login-devices.js';
 import { endSession, insertSession, selectLiveSessionHashes, selectOpenSession } from './queries/sessions.js';
 
 const DAY_MS = 86_400_000;
@@ -46,19 +47,12 @@ export interface LoginResult {
   expiresDays: number;
 }
 
-interface UserRow {
-  user_id: string;
-  email: string;
-  password_hash: string | null;
-  superuser: boolean;
-}
-
 export async function login(ctx: AppContext, input: LoginInput): Promise<LoginResult> {
   const now = ctx.clock.now();
   const attempt = { email: input.email, address: input.address };
   await checkLoginThrottle(ctx, attempt, now);
 
-  const user = (await ctx.db.query<UserRow>('SELECT user_id, email, password_hash, superuser FROM users WHERE lower(email) = lower($1)', [input.email]))[0];
+  const user = await selectLoginAccount(ctx.db, input.email);
   // Unknown email and wrong password take the same path and the same time (argon2 either way).
   const ok = await verifyPassword(user?.password_hash ?? null, input.password);
   if (!user || !ok) {
@@ -74,12 +68,7 @@ export async function login(ctx: AppContext, input: LoginInput): Promise<LoginRe
 
   let device: { group_id: string; device_id: string } | undefined;
   if (input.deviceId !== undefined) {
-    const devices = await ctx.db.query<{ group_id: string; device_id: string; auth: Group['auth'] }>(
-      `SELECT d.group_id, d.device_id, g.auth FROM devices d JOIN groups g USING (group_id)
-       WHERE d.device_id = $1 AND NOT d.archived
-         AND (EXISTS (SELECT 1 FROM memberships m WHERE m.group_id = d.group_id AND m.user_id = $2) OR $3)`,
-      [input.deviceId, user.user_id, user.superuser],
-    );
+    const devices = await selectLoginDevices(ctx.db, input.deviceId, user.user_id, user.superuser);
     if (devices.length === 0) throw errors.notFound('DeviceNotFound', `No device ${JSON.stringify(input.deviceId)} in your groups`);
     if (devices.length > 1) throw errors.conflict('DeviceAmbiguous', `Device ${JSON.stringify(input.deviceId)} exists in several of your groups`);
     device = devices[0];
@@ -158,7 +147,7 @@ const sessionCache = cachePerDb<{ principal: Principal; expiresAt: Date }>({ onl
 const apiKeyCache = cachePerDb<{ principal: Principal; expiresAt: Date | null }>({ only: ['api_keys', 'users'] });
 const groupCache = cachePerDb<Group>({ only: ['groups'] });
 const delegatedCache = cachePerDb<Group[]>({ only: ['groups'] });
-const membershipCache = cachePerDb<{ role: Role; teams: string[]; driver_id: string | null } | null>({ only: ['memberships'] });
+const membershipCache = cachePerDb<MembershipRow | null>({ only: ['memberships'] });
 
 /** getGroup through the instance's cache (the access hook runs it on every request). */
 export async function cachedGroup(ctx: AppContext, groupId: string): Promise<Group | null> {
@@ -336,13 +325,13 @@ export async function createApiKey(ctx: AppContext, creator: Principal, where: P
     groupIds = [scopeGroup];
   } else {
     principal = 'user';
-    const u = (await ctx.db.query<{ superuser: boolean }>('SELECT superuser FROM users WHERE user_id = $1', [input.user_id]))[0];
+    const u = await selectAccountSuperuser(ctx.db, input.user_id);
     if (!u) throw invalid(['body', 'user_id'], `No user ${JSON.stringify(input.user_id)}`, 'value_error', input.user_id);
     groupIds = groupId !== null ? [groupId] : [...new Set(input.group_ids ?? [])];
     if (where) {
       // Under a group, the account must hold a role there (a superuser's implicit admin does not
       // count: that power is the superuser's own), no wider than the creator's teams.
-      const m = (await ctx.db.query<{ teams: string[] }>('SELECT teams FROM memberships WHERE group_id = $1 AND user_id = $2', [where.groupId, input.user_id]))[0];
+      const m = await selectMembershipTeams(ctx.db, where.groupId, input.user_id);
       if (!m) throw invalid(['body', 'user_id'], `User ${JSON.stringify(input.user_id)} has no role in group ${JSON.stringify(where.groupId)}`, 'value_error', input.user_id);
       requireWithinCaller(where, m.teams, `User ${JSON.stringify(input.user_id)}`);
     }
@@ -458,7 +447,7 @@ async function identitiesAccount(ctx: AppContext, issuer: string, payload: JWTPa
     ctx.log.info({ issuer, subject }, 'OpenID Connect identity not linked: no account of this provider\'s groups has its email');
     return null;
   }
-  const home = (await ctx.db.query<{ group_id: string }>('SELECT group_id FROM memberships WHERE user_id = $1 AND group_id = ANY($2) ORDER BY group_id LIMIT 1', [account.user_id, [...groupIds]]))[0]!;
+  const home = (await selectFirstMembershipGroup(ctx.db, account.user_id, groupIds))!;
   await insertIdentity(ctx.db, { issuer, subject, user_id: account.user_id, group_id: home.group_id }, ctx.clock.now());
   return { user_id: account.user_id, email: account.email };
 }
@@ -515,11 +504,8 @@ export async function authorizeGroup(ctx: AppContext, p: Principal, groupId: str
   return { groupId, role, teams, driverId, timezone: group.timezone, features: group.features };
 }
 
-type Membership = { role: Role; teams: string[]; driver_id: string | null };
-
-function membershipOf(ctx: AppContext, groupId: string, userId: string): Promise<Membership | null> {
-  return membershipCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs).get(`${groupId}\u0000${userId}`, async () =>
-    (await ctx.db.query<Membership>('SELECT role, teams, driver_id FROM memberships WHERE group_id = $1 AND user_id = $2', [groupId, userId]))[0] ?? null);
+function membershipOf(ctx: AppContext, groupId: string, userId: string): Promise<MembershipRow | null> {
+  return membershipCache(ctx.db, ctx.clock, ctx.config.caches.authTtlMs).get(`${groupId}\u0000${userId}`, () => selectMembership(ctx.db, groupId, userId));
 }
 
 /**
