@@ -112,7 +112,6 @@ const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/fleet/datahub.ts': ['(dynamic)'],
   'src/domains/predictions/model.ts': ['groups', 'gtfs_calendar_dates', 'gtfs_calendars', 'prediction_models', 'prediction_segments', 'trip_tracking', 'trip_tracking_stops'],
   'src/domains/predictions/samples.ts': ['drivers', 'groups', 'prediction_samples', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
-  'src/domains/trips/service.ts': ['gtfs_publications', 'gtfs_versions', 'plannings', 'trip_runs'],
   'src/domains/trips/tracking/round.ts': ['duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
 };
 

@@ -58,3 +58,11 @@ export function selectPlannings(
     [groupId, serviceDate, q.driverId, q.vehicleId, q.ownDriverId, q.teams],
   );
 }
+
+/** The vehicle and driver planned on each instance of a trip of a date, by start time. */
+export function selectTripAssignments(db: Queryable, groupId: string, serviceDate: string, tripId: string): Promise<{ vehicle_id: string | null; driver_id: string | null }[]> {
+  return db.query<{ vehicle_id: string | null; driver_id: string | null }>(
+    'SELECT vehicle_id, driver_id FROM plannings WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 ORDER BY start_time',
+    [groupId, serviceDate, tripId],
+  );
+}

@@ -16,6 +16,9 @@ import type { Trip, TripOfDay } from './schemas.js';
 import { devicesByIds } from '../fleet/devices.js';
 import { driversSeen, teamsOfDrivers } from '../fleet/drivers.js';
 import { teamsOfVehicles, vehiclesByIdOrPlate } from '../fleet/vehicles.js';
+import { tripRuns } from '../device/trip-runs.js';
+import { versionSummary } from '../gtfs/version-summary.js';
+import { tripAssignments } from '../planning/trip-assignments.js';
 
 /** A trip whose unreliable km exceed this share of vk has the gps_unreliable problem. */
 export const GPS_UNRELIABLE_SHARE = 0.2;
@@ -79,10 +82,7 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
   if (!tracking) throw errors.notFound('TripNotFound', `The trip ${tripId} neither runs nor was recorded on ${serviceDate}`);
   const trip: ScheduledTrip | undefined = day.trips.find((t) => t.start_time === tracking.start_time) ?? day.trips[0];
 
-  const planned = await db.query<{ vehicle_id: string | null; driver_id: string | null }>(
-    'SELECT vehicle_id, driver_id FROM plannings WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 ORDER BY start_time',
-    [groupId, serviceDate, tripId],
-  );
+  const planned = await tripAssignments(db, groupId, serviceDate, tripId);
   const plannedVehicles = [...new Set(planned.flatMap((p) => (p.vehicle_id ? [p.vehicle_id] : [])))];
   const plannedDrivers = [...new Set(planned.flatMap((p) => (p.driver_id ? [p.driver_id] : [])))];
 
@@ -118,13 +118,9 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
     })),
     devicesByIds(db, groupId, tracking.device_ids).then((rows) => rows.map((d): Trip['devices'][number] => ({ id: d.device_id, label: seen([d.team_id]) ? d.label : null }))),
     day.gtfsId
-      ? db.query<{ id: string; name: string; publication_date: Date | null }>(
-          `SELECT v.gtfs_id AS id, v.name, (SELECT min(p.published_at) FROM gtfs_publications p WHERE p.group_id = v.group_id AND p.gtfs_id = v.gtfs_id) AS publication_date
-           FROM gtfs_versions v WHERE v.group_id = $1 AND v.gtfs_id = $2`,
-          [groupId, day.gtfsId],
-        )
+      ? versionSummary(db, groupId, day.gtfsId)
       : Promise.resolve([]),
-    db.query<{ device_id: string; kind: 'start' | 'end'; at: Date }>('SELECT device_id, kind, at FROM trip_runs WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 ORDER BY at', [groupId, serviceDate, tripId]),
+    tripRuns(db, groupId, serviceDate, tripId),
   ]);
   const byOrder = <T extends { id: string }>(rows: T[], ids: string[]) => ids.flatMap((id) => rows.filter((r) => r.id === id));
 
