@@ -42,22 +42,29 @@ describe('POST /login', () => {
     expect(byCookie.status).toBe(200);
   });
 
-  it('answers a wrong password and an unknown email the same way, after the same work', async () => {
-    const u = await newUser(t, { groupId: g, role: 'reader', password: 'the right one' });
+  it('answers a wrong password and an unknown email the same way, after the same work (fastest of 5 each, within 5×)', async () => {
     const time = async (email: string) => {
       const start = process.hrtime.bigint();
       const r = await login(email, 'not the right one');
       return { r, ms: Number(process.hrtime.bigint() - start) / 1e6 };
     };
-    const wrong = await time(u.email);
-    const unknown = await time('nobody@example.org');
-    expect(wrong.r.status).toBe(401);
-    expect(unknown.r.status).toBe(401);
-    expect(unknown.r.json).toEqual(wrong.r.json);
-    expect(wrong.r.json.code).toBe('WrongLogin');
+    // Interleaved, one account per wrong password (the throttle answers 429 after 3 failures of
+    // one account), and the fastest of each kind compared: a loaded machine slows some logins,
+    // but the fastest is near the work itself.
+    const wrong: Awaited<ReturnType<typeof time>>[] = [];
+    const unknown: Awaited<ReturnType<typeof time>>[] = [];
+    for (let i = 0; i < 5; i++) {
+      const u = await newUser(t, { groupId: g, role: 'reader', password: 'the right one' });
+      wrong.push(await time(u.email));
+      unknown.push(await time(`nobody${i}@example.org`));
+    }
+    for (const r of [...wrong, ...unknown]) expect(r.r.status).toBe(401);
+    expect(unknown[0]!.r.json).toEqual(wrong[0]!.r.json);
+    expect(wrong[0]!.r.json.code).toBe('WrongLogin');
     // both verify an argon2 hash: neither answers in a fraction of the other's time
-    expect(unknown.ms / wrong.ms).toBeGreaterThan(0.2);
-    expect(unknown.ms / wrong.ms).toBeLessThan(5);
+    const fastest = (rs: { ms: number }[]) => Math.min(...rs.map((r) => r.ms));
+    expect(fastest(unknown) / fastest(wrong)).toBeGreaterThan(0.2);
+    expect(fastest(unknown) / fastest(wrong)).toBeLessThan(5);
   });
 
   it('accepts JSON as well as the form body, and validates it', async () => {
