@@ -94,6 +94,7 @@ const FOREIGN_READS: Record<string, string[]> = {
   'src/domains/device/queries/network.ts': ['devices', 'duties', 'vehicles'],
   'src/domains/movements/queries.ts': ['drivers', 'duties', 'vehicles'],
   'src/domains/duties/queries/attribution.ts': ['devices', 'drivers', 'vehicles'],
+  'src/domains/duties/queries/duties.ts': ['drivers', 'trip_events', 'trip_runs', 'vehicles'],
   'src/domains/duties/queries/on-duty.ts': ['device_latest', 'drivers', 'vehicles'],
   // The duplicate keys of a GTFS file's table, named by the importer's fixed list of files (GTFS_FILES).
   'src/domains/gtfs/queries/import.ts': ['(dynamic)'],
@@ -109,7 +110,6 @@ const FOREIGN_READS: Record<string, string[]> = {
 /** Uses of a table outside a queries module, or written by a non-owner, still to move: file → tables, sorted. */
 const KNOWN_VIOLATIONS: Record<string, string[]> = {
   'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements'],
-  'src/domains/duties/service.ts': ['danger_zones', 'drivers', 'duties', 'trip_events', 'trip_runs', 'vehicles'],
   'src/domains/fleet/datahub.ts': ['(dynamic)'],
   'src/domains/predictions/samples.ts': ['drivers', 'groups', 'prediction_samples', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/trips/tracking/round.ts': ['duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
