@@ -1,7 +1,8 @@
 /**
  * Reads of the actual side: duties (who drove what, when), trip events, device history, danger
  * zones. A caller limited to teams sees a duty when its driver or its vehicle is in one of their
- * teams, and the trip events recorded during such duties.
+ * teams, and the trip events recorded during such duties. The statements are in duties/queries/
+ * (duties.ts, danger-zones.ts); this module keeps the rules, the periods, cursors and records.
  */
 import CheapRuler from 'cheap-ruler';
 import type { AppContext } from '../../platform/context.js';
