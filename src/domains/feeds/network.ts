@@ -21,7 +21,7 @@ import type { Db, Queryable } from '../../platform/db/index.js';
 import { slices } from '../../platform/slices.js';
 import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
 import { ScheduleMemo } from '../gtfs/schedule-memo.js';
-import { latestVehiclePositions } from '../device/positions.js';
+import { latestVehiclePositions, type VehiclePositionRow } from '../device/positions.js';
 import { getGroup } from '../groups/service.js';
 import { onServiceDay, tripsOnServiceDate, tripsRoutes, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
@@ -81,18 +81,9 @@ export interface FeedTrip {
   shape: ShapePoint[] | null;
 }
 
-export interface FeedVehicle {
-  vehicle_id: string;
-  fleet_number: string | null;
-  device_id: string;
-  at: Date;
-  lat: number;
-  lon: number;
-  speed_kmh: number | null;
-  bearing: number | null;
-  trip_id: string | null;
+/** A vehicle of the feeds: its latest position (VehiclePositionRow), its trip's route, the trip's start as HH:MM:SS. */
+export interface FeedVehicle extends Omit<VehiclePositionRow, 'start_time'> {
   route_id: string | null;
-  service_date: string | null;
   start_time: string | null;
 }
 

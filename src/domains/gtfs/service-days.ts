@@ -21,36 +21,19 @@ import type { Queryable } from '../../platform/db/index.js';
 import { errors } from '../../platform/http/errors.js';
 import { getGroup } from '../groups/service.js';
 import { versionInForce } from './queries/publications.js';
-import { selectLinesByStop, selectRouteShapes, selectRoutes, selectRunningTrips, selectStopCalls, selectTripRoute, selectTripsRoutes, selectShapePoints, selectShapesPoints, selectStopTimes, selectStops, type RouteInfo, type ShapePoint, type StopCallRow, type StopInfo, type TripRouteRow, type TripRow } from './queries/service-days.js';
+import { selectLinesByStop, selectRouteShapes, selectRoutes, selectRunningTrips, selectStopCalls, selectTripRoute, selectTripsRoutes, selectShapePoints, selectShapesPoints, selectStopTimes, selectStops, type RouteInfo, type ShapePoint, type StopCallRow, type StopInfo, type StopTimeRow, type TripRouteRow, type TripRow } from './queries/service-days.js';
 import { serviceDayStart } from '../../platform/time.js';
 import { atSeconds, formatGtfsTime, gtfsSeconds, isoWeekday } from './time.js';
 
 export { versionInForce };
 export type { RouteInfo, ShapePoint, StopInfo };
 
-export interface ScheduledTrip {
-  trip_id: string;
-  route_id: string;
-  service_id: string;
-  block_id: string | null;
-  shape_id: string | null;
-  direction_id: number | null;
-  headsign: string | null;
-  short_name: string | null;
-  wheelchair_accessible: number | null;
-  bikes_allowed: number | null;
+/** A scheduled trip instance of a service day: the stored trip, its first departure and its frequency row. */
+export interface ScheduledTrip extends Omit<TripRow, 'f_start' | 'f_end' | 'headway_secs' | 'exact_times'> {
   /** HH:MM:SS of the first departure: with trip_id, identifies a frequency instance (GTFS-Realtime). */
   start_time: string;
   /** The frequencies.txt row an instance comes from; null for a trip of the timetable. */
   frequency: { headway_secs: number; exact_times: number } | null;
-  first_stop_id: string;
-  first_stop_sequence: number;
-  last_stop_id: string;
-  last_stop_sequence: number;
-  stop_count: number;
-  /** Seconds since the start of the service day. */
-  first_departure: number;
-  last_arrival: number;
   first_departure_at: Date;
   last_arrival_at: Date;
 }
@@ -67,22 +50,10 @@ export interface ServiceDay {
   trips: ScheduledTrip[];
 }
 
-export interface ScheduledStopTime {
-  stop_id: string;
-  stop_sequence: number;
-  stop_name: string | null;
-  stop_lat: number | null;
-  stop_lon: number | null;
-  stop_headsign: string | null;
-  /** Seconds since the start of the service day; null where the feed gives no time (no interpolation). */
-  arrival_time: number | null;
-  departure_time: number | null;
+/** A stop time of a trip instance: as stored (times unshifted, seconds of the service day; null where the feed gives none), and as instants. */
+export interface ScheduledStopTime extends Omit<StopTimeRow, 'trip_id' | 'first_departure'> {
   arrival_at: Date | null;
   departure_at: Date | null;
-  pickup_type: number | null;
-  drop_off_type: number | null;
-  timepoint: number | null;
-  shape_dist_traveled: number | null;
 }
 
 export async function groupTimezone(db: Queryable, groupId: string): Promise<string> {

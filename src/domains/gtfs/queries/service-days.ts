@@ -22,6 +22,7 @@ export interface TripRow {
   last_stop_id: string;
   last_stop_sequence: number;
   stop_count: number;
+  /** Seconds since the start of the service day. */
   first_departure: number;
   last_arrival: number;
   f_start: number | null;

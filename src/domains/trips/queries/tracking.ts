@@ -4,30 +4,17 @@
  */
 import type { Queryable } from '../../../platform/db/index.js';
 import type { Kilometres } from '../passages.js';
+import type { TripResult } from '../tracking/compute.js';
 import type { Mark } from '../tracking/round.js';
 
 /** A stored trip summary row: its kilometres are the columns of the same names. */
-export interface SummaryRow extends Kilometres {
-  trip_id: string;
-  route_id: string | null;
-  start_time: number | null;
-  scheduled_end_at: Date | null;
-  started_at: Date;
-  ended_at: Date;
-  end_reported: boolean;
-  delay_seconds: number | null;
-  delay_stop_sequence: number | null;
-  planned_stops: number;
-  recorded_stops: number;
-  unpassed_stops: number[];
-  last_passed_sequence: number | null;
-  boardings: number;
-  alightings: number;
-  max_load: number;
-  device_ids: string[];
-  vehicle_ids: string[];
-  driver_ids: string[];
-}
+export type SummaryRow = { trip_id: string } & Kilometres &
+  Pick<
+    TripResult,
+    | 'route_id' | 'start_time' | 'scheduled_end_at' | 'started_at' | 'ended_at' | 'end_reported' | 'delay_seconds' | 'delay_stop_sequence'
+    | 'planned_stops' | 'recorded_stops' | 'unpassed_stops' | 'last_passed_sequence' | 'boardings' | 'alightings' | 'max_load'
+    | 'device_ids' | 'vehicle_ids' | 'driver_ids'
+  >;
 
 export interface StopRow {
   trip_id: string;
