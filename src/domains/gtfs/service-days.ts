@@ -17,6 +17,7 @@
  * 4. Times are seconds since the start of the service day, and instants are "noon of D in the
  *    group's time zone minus 12 h, plus the seconds" (platform/time.ts), right on DST days.
  */
+import { slices } from '../../platform/slices.js';
 import type { Queryable } from '../../platform/db/index.js';
 import { errors } from '../../platform/http/errors.js';
 import { getGroup } from '../groups/service.js';
@@ -81,7 +82,11 @@ export async function tripsOnServiceDate(
 
   const rows = await selectRunningTrips(db, groupId, gtfsId, serviceDate, isoWeekday(serviceDate), o.tripIds ?? null, o.routeIds ?? null);
 
+  // A whole network's day is thousands of trips: made in slices, so the requests waiting are answered between two.
+  const turn = slices();
   for (const r of rows) {
+    const wait = turn();
+    if (wait) await wait;
     if (r.f_start === null) {
       day.trips.push(scheduledTrip(r, 0, null, dayStart));
       continue;

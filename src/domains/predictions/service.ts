@@ -9,7 +9,8 @@ import type { PredictionsConfig } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/index.js';
 import { serviceDayStart } from '../../platform/time.js';
-import { storedStopTimes, tripsOnServiceDate, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
+import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
+import { storedStopTimes, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { storedTripIds, trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel, segmentKey } from './model.js';
 import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
@@ -79,7 +80,9 @@ export async function predictTrips(
   const horizonS = o.scheduleHorizonSeconds ?? 0;
   if (running.length === 0 && horizonS <= 0) return [];
 
-  const day = o.schedule ?? (await tripsOnServiceDate(db, groupId, serviceDate));
+  // The day's whole schedule (the blocks of the trips asked for) through the memo: read once per
+  // version and date, not once per trip object (gtfs/schedule-memo.ts).
+  const day = o.schedule ?? (await scheduleMemoOf(db).dayOf(db, groupId, undefined, serviceDate));
   if (day.gtfsId === null) return [];
   const dayStart = serviceDayStart(serviceDate, day.timezone).getTime();
   const secondsOf = (iso: string) => (Date.parse(iso) - dayStart) / 1000;
