@@ -10,7 +10,7 @@ import { gtfsRoutes } from './gtfs/routes.js';
 import { onDemandRoutes } from './gtfs/on-demand/routes.js';
 import { railRoutes } from './gtfs/rail/routes.js';
 import { liveMapPage, liveMapRoutes } from './livemap/routes.js';
-import { movementRoutes } from './movements/routes.js';
+import { movementRoutes } from './device/movements/routes.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { planningRoutes } from './planning/routes.js';
 import { predictionJob } from './predictions/job.js';

@@ -62,10 +62,10 @@ const OWNER: Record<string, string> = {
   trip_events: 'device',
   passenger_counts: 'device',
   trip_runs: 'device',
+  vehicle_movements: 'device',
   // Derived from the reports by their own domains.
   duties: 'duties',
   danger_zones: 'duties',
-  vehicle_movements: 'movements',
   trip_tracking: 'trips',
   trip_tracking_stops: 'trips',
   trip_tracking_dirty: 'trips',
@@ -91,8 +91,9 @@ const FOREIGN_READS: Record<string, string[]> = {
   'src/domains/auth/queries/login-devices.ts': ['devices', 'groups', 'memberships'],
   'src/domains/auth/queries/sessions.ts': ['users'],
   'src/domains/groups/queries/groups.ts': ['memberships'],
+  // A movement is read with the duty open on its device and seen through its driver's or vehicle's teams.
+  'src/domains/device/queries/movements.ts': ['drivers', 'duties', 'vehicles'],
   'src/domains/device/queries/network.ts': ['devices', 'duties', 'vehicles'],
-  'src/domains/movements/queries.ts': ['drivers', 'duties', 'vehicles'],
   'src/domains/duties/queries/attribution.ts': ['devices', 'drivers', 'vehicles'],
   'src/domains/duties/queries/duties.ts': ['drivers', 'trip_events', 'trip_runs', 'vehicles'],
   'src/domains/duties/queries/on-duty.ts': ['device_latest', 'drivers', 'vehicles'],
@@ -106,16 +107,23 @@ const FOREIGN_READS: Record<string, string[]> = {
   'src/domains/predictions/queries/samples.ts': ['drivers', 'groups', 'trip_tracking', 'trip_tracking_stops', 'vehicles'],
   'src/domains/ratings/queries.ts': ['drivers'],
   'src/domains/trips/queries/exports.ts': ['drivers', 'vehicles'],
+  // A tracking round reads what was recorded of its trips and the duties of their devices, set-based.
+  'src/domains/trips/queries/round.ts': ['duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs'],
 };
 
 /** Uses of a table outside a queries module, or written by a non-owner, still to move: file → tables, sorted. */
-const KNOWN_VIOLATIONS: Record<string, string[]> = {
-  'src/domains/device/ingest.ts': ['device_latest', 'device_sign_events', 'duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking_dirty', 'vehicle_movements'],
-  'src/domains/fleet/datahub.ts': ['(dynamic)'],
-  'src/domains/trips/tracking/round.ts': ['duties', 'passenger_counts', 'positions', 'trip_events', 'trip_runs', 'trip_tracking', 'trip_tracking_dirty', 'trip_tracking_stops'],
-};
+const KNOWN_VIOLATIONS: Record<string, string[]> = {};
 
 const DYNAMIC = '(dynamic)';
+
+/**
+ * Queries modules that name their table by code (`${…}`), with the tables it can be: each must be
+ * owned by the module's domain, and the module then writes it as its owner.
+ */
+const DYNAMIC_TABLES: Record<string, string[]> = {
+  // One statement per datahub file for both: CsvTable['table'] is 'drivers' | 'vehicles'.
+  'src/domains/fleet/queries/datahub.ts': ['drivers', 'vehicles'],
+};
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).sort().flatMap((name) => {
@@ -183,7 +191,7 @@ describe('one owner per table', () => {
     const foreignReads: Record<string, string[]> = {};
     for (const [file, { reads, writes }] of tablesUsed(tables)) {
       const domain = queriesModuleOf(file);
-      const own = (t: string) => domain !== null && OWNER[t] === domain;
+      const own = (t: string) => domain !== null && (t === DYNAMIC ? file in DYNAMIC_TABLES : OWNER[t] === domain);
       const outside = domain === null ? [...new Set([...reads, ...writes])].filter((t) => t !== DYNAMIC || !file.startsWith('src/platform/db/')) : [...writes].filter((t) => !own(t));
       if (outside.length > 0) violations[file] = outside.sort();
       const foreign = domain === null ? [] : [...reads].filter((t) => !own(t) && !writes.has(t));
@@ -191,6 +199,12 @@ describe('one owner per table', () => {
     }
     expect(violations).toEqual(KNOWN_VIOLATIONS);
     expect(foreignReads).toEqual(FOREIGN_READS);
+  });
+
+  it("a queries module naming its table by code can name only its own domain's tables", () => {
+    for (const [file, names] of Object.entries(DYNAMIC_TABLES)) {
+      expect(names.filter((t) => OWNER[t] !== queriesModuleOf(file)), file).toEqual([]);
+    }
   });
 
   it('a queries module belongs to a domain that owns tables', () => {

@@ -6,17 +6,18 @@
  */
 import CheapRuler from 'cheap-ruler';
 import type { AppContext } from '../../platform/context.js';
-import type { Queryable } from '../../platform/db/index.js';
+import type { Queryable, Tx } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors, invalid } from '../../platform/http/errors.js';
 import { decodeCursor } from '../../platform/http/paging.js';
 import { objectId } from '../../platform/ids.js';
 import { period } from '../../platform/time.js';
 import { lastIdOfSecond, reconstruct, type ReconstructedState } from '../device/history.js';
+import type { SignEventRow } from '../device/queries/sign-events.js';
 import type { DutyRecord } from '../device/schemas.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { getDevice } from '../fleet/devices.js';
-import { dutyVisibleTo, selectDuties, selectDuty, selectOpenDuty, selectRuns, selectTripEvents, type DutyRow } from './queries/duties.js';
+import { dutyVisibleTo, selectDuties, selectDuty, selectOpenDuty, selectRuns, selectTripEvents, upsertDerivedDuties, type DerivedDuty, type DutyRow } from './queries/duties.js';
 import { insertZone, selectZone, selectZones, selectZonesInBox, updateZone as updateZoneRow, type ZoneRow } from './queries/danger-zones.js';
 import type { DangerZoneBody, DangerZonePatch, DangerZoneRecord, TripEventRecord } from './schemas.js';
 
@@ -200,4 +201,37 @@ export async function zonesAround(db: Queryable, groupId: string, q: { lat: numb
     .map((z) => ({ ...zoneRecord(z), distance_m: Math.max(0, ruler.distance([q.lon, q.lat], [z.lon, z.lat]) - z.radius_m) }))
     .filter((z) => z.distance_m <= q.radius_m)
     .sort((a, b) => a.distance_m - b.distance_m);
+}
+
+/**
+ * Derives a device's duties again from its sign events (`events`: in event time, from the last
+ * sign-on before the earliest new event; device ingest reads them in its batch's transaction):
+ * each sign-on opens a duty, closed by the next sign-off (end_reason sign_off) or by the next
+ * sign-on (next_sign_on), whatever order the events arrived in.
+ */
+export async function deriveDuties(tx: Tx, groupId: string, deviceId: string, events: readonly SignEventRow[]): Promise<void> {
+  type Open = { on: SignEventRow; off: SignEventRow | null; end: Date | null; reason: DerivedDuty['end_reason'] };
+  const opened: Open[] = [];
+  let open: Open | null = null;
+  for (const e of events) {
+    if (e.kind === 'sign_on') {
+      if (open) {
+        open.end = e.at;
+        open.reason = 'next_sign_on';
+      }
+      open = { on: e, off: null, end: null, reason: null };
+      opened.push(open);
+    } else if (open) {
+      open.off = e;
+      open.end = e.at;
+      open.reason = 'sign_off';
+      open = null;
+    }
+  }
+  if (opened.length === 0) return;
+  const info = (e: SignEventRow) => ({ id: e.client_id, at: e.at.toISOString(), odometer_km: e.odometer_km, info: e.info });
+  await upsertDerivedDuties(tx, groupId, deviceId, opened.map((x) => ({
+    duty_id: x.on.duty_id!, driver_id: x.on.driver_id, vehicle_id: x.on.vehicle_id, signed_on_at: x.on.at, signed_off_at: x.end, end_reason: x.reason,
+    sign_on: info(x.on), sign_off: x.off ? info(x.off) : null, non_commercial_km: x.off?.non_commercial_km ?? null,
+  })));
 }

@@ -9,15 +9,15 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { AppContext } from '../../platform/context.js';
 import { CsvFormatError, TURN_EVERY, csvList, readCsv, turn, type CsvValue } from '../../platform/csv.js';
-import { quoteIdent, violatedConstraint, type Db, type Row } from '../../platform/db/index.js';
+import { violatedConstraint, type Db } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors, ValidationError, type ValidationIssue } from '../../platform/http/errors.js';
-import { teamParam, teamsVisibleSql, teamsWritable } from '../../platform/http/teams.js';
+import { teamParam, teamsWritable } from '../../platform/http/teams.js';
 import { listTeams } from '../groups/service.js';
+import { deferUnique, selectStoredTeams, selectUniqueHolders, streamExport, upsertRecords, type ExportFilter } from './queries/datahub.js';
 import type { ImportReport } from './schemas.js';
 
 type Cell = 'text' | 'list' | 'boolean' | 'integer';
-const SQL_TYPE: Record<Cell, string> = { text: 'text', list: 'text[]', boolean: 'boolean', integer: 'integer' };
 
 export interface CsvColumn {
   /** Name in the header line. */
@@ -43,19 +43,11 @@ export interface CsvTable {
 
 export const csvHeader = (t: CsvTable) => t.columns.map((c) => c.csv);
 
-/** A condition of the export beyond group and teams; its parameter is $3. */
-export interface ExportFilter {
-  sql: string;
-  value: unknown;
-}
+export type { ExportFilter };
 
 /** The rows of the export, in batches read from a cursor, so memory stays flat whatever the count. */
 export async function* exportRows(db: Db, t: CsvTable, scope: GroupScope, filter?: ExportFilter): AsyncIterable<CsvValue[][]> {
-  const text = `SELECT ${t.columns.map((c) => quoteIdent(c.db)).join(', ')} FROM ${quoteIdent(t.table)}
-    WHERE group_id = $1 AND ${teamsVisibleSql('teams', 2)}${filter ? ` AND ${filter.sql}` : ''}
-    ORDER BY ${quoteIdent(t.key)}`;
-  const params = [scope.groupId, teamParam(scope), ...(filter ? [filter.value] : [])];
-  for await (const batch of db.stream<Row>(text, params)) {
+  for await (const batch of streamExport(db, t, scope.groupId, teamParam(scope), filter)) {
     yield batch.map((r) => t.columns.map((c) => r[c.db] as CsvValue));
   }
 }
@@ -131,21 +123,14 @@ export async function importCsv(ctx: AppContext, scope: GroupScope, t: CsvTable,
 
   const apply = async (): Promise<ImportReport> =>
     ctx.db.transaction(async (tx) => {
-      await tx.query(`SET CONSTRAINTS ${quoteIdent(t.unique.constraint)} DEFERRED`);
+      await deferUnique(tx, t);
       const ids = [...lineOfId.keys()];
-      const table = quoteIdent(t.table);
-      const key = quoteIdent(t.key);
-      const uniqueCol = quoteIdent(t.unique.db);
       if (scope.teams !== null) {
-        const stored = await tx.query<{ id: string; teams: string[] }>(`SELECT ${key} AS id, teams FROM ${table} WHERE group_id = $1 AND ${key} = ANY($2)`, [scope.groupId, ids]);
-        for (const s of stored) {
+        for (const s of await selectStoredTeams(tx, t, scope.groupId, ids)) {
           if (!teamsWritable(scope, s.teams)) problem(lineOfId.get(s.id)!, 'id', `The stored ${t.noun} ${s.id} belongs to teams outside yours (${s.teams.join(', ') || 'none'})`, 'forbidden_team', s.id);
         }
       }
-      const holders = await tx.query<{ id: string; value: string }>(
-        `SELECT ${key} AS id, ${uniqueCol} AS value FROM ${table} WHERE group_id = $1 AND ${uniqueCol} = ANY($2) AND NOT (${key} = ANY($3))`,
-        [scope.groupId, [...lineOfUnique.keys()], ids],
-      );
+      const holders = await selectUniqueHolders(tx, t, scope.groupId, [...lineOfUnique.keys()], ids);
       for (const h of holders) problem(lineOfUnique.get(h.value)!, uniqueCsv, `${uniqueCsv} ${h.value} belongs to the stored ${t.noun} ${h.id}, which this file does not change`, 'duplicate', h.value);
       if (issues.length > 0) throw validationError(issues);
 
@@ -153,7 +138,7 @@ export async function importCsv(ctx: AppContext, scope: GroupScope, t: CsvTable,
       const now = ctx.clock.now();
       for (let i = 0; i < rows.length; i += BATCH) {
         const batch = rows.slice(i, i + BATCH).map((r) => r.values);
-        const changed = await tx.query<{ inserted: boolean }>(upsertSql(t), [scope.groupId, JSON.stringify(batch), now]);
+        const changed = await upsertRecords(tx, t, scope.groupId, batch, now);
         for (const c of changed) {
           if (c.inserted) report.created++;
           else report.updated++;
@@ -199,17 +184,4 @@ function readCell(c: CsvColumn, raw: string, check: ReturnType<typeof Compile>):
     return error(`Input ${first?.message ?? 'is not valid'}`, 'value_error');
   }
   return { value: c.normalise ? c.normalise(value as string) : value };
-}
-
-/** Upserts a batch given as a JSON array; answers one row per created or changed record. */
-function upsertSql(t: CsvTable): string {
-  const table = quoteIdent(t.table);
-  const cols = t.columns.map((c) => quoteIdent(c.db));
-  const others = t.columns.filter((c) => c.db !== t.key).map((c) => quoteIdent(c.db));
-  return `INSERT INTO ${table} (group_id, ${cols.join(', ')}, created_at, updated_at)
-    SELECT $1, ${cols.map((c) => `r.${c}`).join(', ')}, $3, $3
-    FROM jsonb_to_recordset($2::jsonb) AS r(${t.columns.map((c) => `${quoteIdent(c.db)} ${SQL_TYPE[c.cell]}`).join(', ')})
-    ON CONFLICT (group_id, ${quoteIdent(t.key)}) DO UPDATE SET ${others.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_at = EXCLUDED.updated_at
-    WHERE (${others.map((c) => `${table}.${c}`).join(', ')}) IS DISTINCT FROM (${others.map((c) => `EXCLUDED.${c}`).join(', ')})
-    RETURNING (xmax = 0) AS inserted`;
 }

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { OFFICE, groupRoles } from '../../platform/http/access.js';
-import { DateEither, GroupId, GroupParams } from '../../platform/http/params.js';
-import { PeriodQuery } from '../../platform/http/periods.js';
-import { PUBLIC, op } from '../../platform/http/route.js';
-import { component, ref } from '../../platform/http/components.js';
-import type { CodeOf } from '../../platform/http/error-codes.js';
-import { TEAM_EMBED_NOTE } from '../../platform/http/teams.js';
+import { OFFICE, groupRoles } from '../../../platform/http/access.js';
+import { DateEither, GroupId, GroupParams } from '../../../platform/http/params.js';
+import { PeriodQuery } from '../../../platform/http/periods.js';
+import { PUBLIC, op } from '../../../platform/http/route.js';
+import { component, ref } from '../../../platform/http/components.js';
+import type { CodeOf } from '../../../platform/http/error-codes.js';
+import { TEAM_EMBED_NOTE } from '../../../platform/http/teams.js';
 import { MAX_MOVEMENT_PERIOD_DAYS, VehicleMovementRecord, anyMovement, getMovement, movementsOfDate, movementsOfPeriod } from './service.js';
 
 const access = (roleError: CodeOf<403>) => groupRoles(OFFICE, roleError, 'read');

@@ -3,14 +3,14 @@
  * driver of a movement are those of the duty open on its device when it started.
  */
 import { Type, type Static } from 'typebox';
-import type { Queryable } from '../../platform/db/index.js';
-import type { GroupScope } from '../../platform/http/access.js';
-import { errors } from '../../platform/http/errors.js';
-import { Nullable, isoDate } from '../../platform/http/params.js';
-import { period } from '../../platform/time.js';
-import { MOVEMENT_KINDS, Place } from '../device/schemas.js';
-import { component, ref } from '../../platform/http/components.js';
-import { selectAnyMovement, selectMovement, selectMovementsOfDate, selectMovementsOfPeriod, type MovementRow } from './queries.js';
+import type { Queryable } from '../../../platform/db/index.js';
+import type { GroupScope } from '../../../platform/http/access.js';
+import { errors } from '../../../platform/http/errors.js';
+import { Nullable, isoDate } from '../../../platform/http/params.js';
+import { period } from '../../../platform/time.js';
+import { MOVEMENT_KINDS, Place } from '../schemas.js';
+import { component, ref } from '../../../platform/http/components.js';
+import { selectAnyMovement, selectMovement, selectMovementsOfDate, selectMovementsOfPeriod, type MovementRow } from '../queries/movements.js';
 
 export const MAX_MOVEMENT_PERIOD_DAYS = 31;
 

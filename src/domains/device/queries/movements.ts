@@ -3,8 +3,8 @@
  * its device when it started (duties, read-only) and seen by the teams of that duty's driver or
  * vehicle (drivers, vehicles, read-only): one statement.
  */
-import type { Queryable } from '../../platform/db/index.js';
-import type { MOVEMENT_KINDS } from '../device/schemas.js';
+import type { Queryable } from '../../../platform/db/index.js';
+import type { MOVEMENT_KINDS } from '../schemas.js';
 
 export interface MovementRow {
   vehicle_movement_id: string;

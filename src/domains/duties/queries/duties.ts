@@ -4,7 +4,7 @@
  * their teams: drivers and vehicles are read for their teams, trip_events and trip_runs (the
  * device's reports) for what was done during a duty, all read-only.
  */
-import type { Queryable } from '../../../platform/db/index.js';
+import type { Queryable, Tx } from '../../../platform/db/index.js';
 import type { DutyRecord } from '../../device/schemas.js';
 import type { TripEventRecord } from '../schemas.js';
 
@@ -139,5 +139,37 @@ export function selectTripEvents(db: Queryable, groupId: string, s: TripEventSel
      ORDER BY te.at, te.device_id, te.client_id
      LIMIT $11`,
     [groupId, s.start, s.end, s.tripId, s.vehicleId, s.deviceId, s.after?.[0] ?? null, s.after?.[1] ?? null, s.after?.[2] ?? null, s.teams, s.limit],
+  );
+}
+
+/** A duty derived from its device's sign events (duties/service.ts, deriveDuties). */
+export interface DerivedDuty {
+  duty_id: string;
+  driver_id: string | null;
+  vehicle_id: string | null;
+  signed_on_at: Date;
+  signed_off_at: Date | null;
+  end_reason: 'sign_off' | 'next_sign_on' | null;
+  sign_on: Record<string, unknown>;
+  sign_off: Record<string, unknown> | null;
+  non_commercial_km: number | null;
+}
+
+/** Stores the derived duties of a device: a new one inserted, a known one given its (new) end. */
+export async function upsertDerivedDuties(tx: Tx, g: string, d: string, duties: readonly DerivedDuty[]): Promise<void> {
+  await tx.query(
+    `INSERT INTO duties (group_id, duty_id, device_id, driver_id, vehicle_id, signed_on_at, signed_off_at, end_reason, sign_on, sign_off, non_commercial_km)
+     SELECT $1, u.duty_id, $2, u.driver_id, u.vehicle_id, u.signed_on_at, u.signed_off_at, u.end_reason, u.sign_on, u.sign_off, u.non_commercial_km
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::text[], $9::jsonb[], $10::jsonb[], $11::float8[])
+       AS u(duty_id, driver_id, vehicle_id, signed_on_at, signed_off_at, end_reason, sign_on, sign_off, non_commercial_km)
+     ON CONFLICT (group_id, duty_id) DO UPDATE SET
+       signed_off_at = EXCLUDED.signed_off_at, end_reason = EXCLUDED.end_reason,
+       sign_off = EXCLUDED.sign_off, non_commercial_km = EXCLUDED.non_commercial_km`,
+    [
+      g, d,
+      duties.map((x) => x.duty_id), duties.map((x) => x.driver_id), duties.map((x) => x.vehicle_id),
+      duties.map((x) => x.signed_on_at.toISOString()), duties.map((x) => x.signed_off_at?.toISOString() ?? null), duties.map((x) => x.end_reason),
+      duties.map((x) => JSON.stringify(x.sign_on)), duties.map((x) => (x.sign_off ? JSON.stringify(x.sign_off) : null)), duties.map((x) => x.non_commercial_km),
+    ],
   );
 }

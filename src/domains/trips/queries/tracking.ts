@@ -2,7 +2,7 @@
  * The stored trip tracking (trip_tracking, trip_tracking_stops) and its dirty queue
  * (trip_tracking_dirty): the reads of tracking.ts, delays.ts and the predictions (docs/architecture.md).
  */
-import type { Queryable } from '../../../platform/db/index.js';
+import type { Queryable, Tx } from '../../../platform/db/index.js';
 import type { Kilometres } from '../passages.js';
 import type { TripResult } from '../tracking/compute.js';
 import type { Mark } from '../tracking/round.js';
@@ -42,6 +42,23 @@ export interface DelayRow {
   stop_sequence: number;
   stop_id: string;
   passed_at: Date;
+}
+
+/**
+ * Marks these trips of a group for recomputation, in the caller's transaction (device ingest's
+ * batch), with the database's clock (a mark already there only moves forward). Marked in one
+ * order (date, trip), so two batches marking the same trips never deadlock.
+ */
+export async function markDirty(tx: Tx, groupId: string, trips: readonly { service_date: string; trip_id: string }[]): Promise<void> {
+  if (trips.length === 0) return;
+  const sorted = [...trips].sort((a, b) => (a.service_date < b.service_date ? -1 : a.service_date > b.service_date ? 1 : a.trip_id < b.trip_id ? -1 : a.trip_id > b.trip_id ? 1 : 0));
+  await tx.query(
+    `INSERT INTO trip_tracking_dirty (group_id, service_date, trip_id, marked_at)
+     SELECT $1, t.service_date, t.trip_id, clock_timestamp() FROM unnest($2::date[], $3::text[]) WITH ORDINALITY AS t(service_date, trip_id, n)
+     ORDER BY t.n
+     ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET marked_at = GREATEST(trip_tracking_dirty.marked_at, clock_timestamp())`,
+    [groupId, sorted.map((t) => t.service_date), sorted.map((t) => t.trip_id)],
+  );
 }
 
 /**
