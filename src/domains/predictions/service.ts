@@ -8,6 +8,7 @@
 import type { PredictionsConfig } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/index.js';
+import { slices } from '../../platform/slices.js';
 import { serviceDayStart } from '../../platform/time.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { storedStopTimes, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
@@ -144,7 +145,11 @@ export async function predictTrips(
   }));
 
   const out = new Map<string, TripPrediction>();
+  // A network's hundreds of blocks in slices: the requests waiting are answered between two.
+  const turn = slices();
   for (const { live, trips } of chains) {
+    const wait = turn();
+    if (wait) await wait;
     const planned = trips.map(plannedOf);
     const state = liveState(live, secondsOf);
     // Tracking made on another version of the timetable may name stops this one lacks: no prediction then.
@@ -157,6 +162,8 @@ export async function predictTrips(
     });
   }
   for (const t of unknown) {
+    const wait = turn();
+    if (wait) await wait;
     // From the scheduled departure: "now" is the trip's start, so nothing is held to the clock.
     const [p] = predictBlock([plannedOf(t)], { kind: 'at_terminal' }, { now: t.first_departure, ...opts });
     if (p && p.stops.length > 0 && !out.has(t.trip_id)) out.set(t.trip_id, { trip_id: t.trip_id, service_date: serviceDate, block_id: t.block_id, from_trip_id: null, vehicle_ids: [], stops: stopsOf(p) });
