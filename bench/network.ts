@@ -28,7 +28,9 @@
  * morning so far, then runs in real time) or replay (bench/network-replay.ts: the timetable
  * exactly, from the start instant, no backlog), --cpu-prof DIR (the service of the measured run
  * under `node --cpu-prof`: its profile is written into DIR when it stops; open it in Chrome's
- * DevTools, or summarise it with `npx tsx bench/cpu-profile.ts DIR/<file>.cpuprofile`), --help.
+ * DevTools, or summarise it with `npx tsx bench/cpu-profile.ts DIR/<file>.cpuprofile`),
+ * --history-days N (the N days before the measured one filled with copies of its morning so far,
+ * bench/network-history.ts: the cost of a month of reports), --help.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -45,6 +47,7 @@ import { demoFeedZip } from '../src/domains/demo/feed.js';
 import { generateNetwork } from '../src/domains/demo/network.js';
 import { describeFigures, MTA_FEEDS, mtaFeedZip, type MtaFeed } from './mta-feeds.js';
 import type { BatchSeen, LoadSource } from './network-replay.js';
+import { loadHistory } from './network-history.js';
 import { DATABASE_URL, fmt, percentile } from './support.js';
 
 const { values: args } = parseArgs({
@@ -59,6 +62,7 @@ const { values: args } = parseArgs({
     port: { type: 'string', default: '0' },
     load: { type: 'string', default: 'sim' },
     'cpu-prof': { type: 'string' },
+    'history-days': { type: 'string', default: '0' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -73,6 +77,7 @@ if (FEED !== 'demo' && !(FEED in MTA_FEEDS)) throw new Error(`--feed: demo or on
 const MINUTES = Number(args.minutes);
 const PERIOD_S = Number(args.period);
 const MAX_VEHICLES = args.vehicles ? Number(args.vehicles) : Infinity;
+const HISTORY_DAYS = Number(args['history-days']);
 const GROUP = 'netbench';
 const ADMIN = { email: 'netbench@transit-ops.example', password: `netbench-${randomBytes(6).toString('hex')}` };
 const STALE_S = 300;
@@ -558,6 +563,11 @@ async function main() {
       await simulator.start(now, onBatch);
       log(`simulator started (provisioning, each vehicle's morning so far) in ${((Date.now() - t2) / 1000).toFixed(1)} s; the measured run starts at ${new Date(now()).toISOString()}`);
     }
+    if (HISTORY_DAYS > 0) {
+      const t4 = Date.now();
+      const written = await loadHistory(urlOf(database), GROUP, date, HISTORY_DAYS, log);
+      log(`history: ${HISTORY_DAYS} days before ${date} in ${((Date.now() - t4) / 1000).toFixed(1)} s: ${Object.entries(written).map(([t, n]) => `${t} ${fmt(n)}`).join(', ')}`);
+    }
 
     // The first request of a feed waits for the group's first snapshot: made before the measure.
     const t3 = Date.now();
@@ -614,10 +624,16 @@ async function main() {
     last = totalsStart;
     const sizeAfter = await databaseSizes(admin, database);
     const final = await report(runStart, `whole run, ${MINUTES} min`);
+    // The warehouse's export of the day (export/trip-tracking, one line per recorded trip and stop), after the run.
+    const t5 = Date.now();
+    const exported = await fetch(`${baseUrl}/api/v4/groups/${GROUP}/export/trip-tracking?start_date=${date}&end_date=${date}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(600_000) }).then((r) => r.text());
+    const exportS = (Date.now() - t5) / 1000;
+    const exportRows = exported.split('\n').filter((l) => l !== '').length - 1;
     console.log('\n==== bench:network', FEED, new Date().toISOString(), '====');
     console.log(`feed: ${feed.describe.split('\n')[0]}`);
     console.log(`import ${importS.toFixed(1)} s; service date ${date} from ${args.at} local; ${simulator.vehicles} vehicles (one per block running), period ${PERIOD_S} s; simulator: ${simulator.name}`);
     console.log(final);
+    console.log(`  export/trip-tracking of ${date}: ${fmt(exportRows)} rows in ${exportS.toFixed(2)} s, ${fmt(exportRows / exportS)} rows/s${HISTORY_DAYS > 0 ? ` (with ${HISTORY_DAYS} days of history before it)` : ''}`);
     const grown = sizeAfter.total - sizeBefore.total;
     console.log(`database: ${fmt(sizeImported.total / 1024 / 1024)} MB with the feed imported, ${fmt(sizeBefore.total / 1024 / 1024)} MB at the start of the measured run, ${fmt(sizeAfter.total / 1024 / 1024)} MB after (+${fmt(grown / 1024 / 1024, 1)} MB in ${MINUTES} min: ${fmt(grown / 1024 / (simulator.vehicles * MINUTES / 60), 0)} KB per vehicle-hour)`);
     const tables = [...sizeAfter.tables].map(([n, b]) => [n, b - (sizeBefore.tables.get(n) ?? 0)] as const).filter(([, d]) => d > 256 * 1024).sort((a, b) => b[1] - a[1]);
