@@ -16,7 +16,6 @@ const KNOWN_TWO_WAY = [
   'auth ↔ groups',
   'demo ↔ simulate',
   'device ↔ duties',
-  'live ↔ updates',
   'predictions ↔ trips',
 ];
 

@@ -43,7 +43,7 @@ import { readLiveNotices, type LiveReport } from '../device/live.js';
 import { stillValid } from '../auth/service.js';
 import { getTripUpdate } from '../updates/service.js';
 import { Attributions } from './attribution.js';
-import { LIVE_CHANNEL, type LiveNotice, type TripUpdateNotice } from './channel.js';
+import { LIVE_CHANNEL, type LiveNotice, type TripUpdateNotice } from '../updates/notices.js';
 import { CLOSE, DEVICE_MESSAGE_TYPES, type Envelope } from './schemas.js';
 
 export interface HubOptions {

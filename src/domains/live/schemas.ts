@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { StringEnum } from '../../platform/http/params.js';
-import { TRIP_UPDATE_ACTIONS } from './channel.js';
+import { TRIP_UPDATE_ACTIONS } from '../updates/notices.js';
 
 /** Device report item type → message type. */
 export const DEVICE_MESSAGE_TYPES = {

@@ -8,7 +8,7 @@ import { isoDate } from '../../platform/http/params.js';
 import { localDate, period } from '../../platform/time.js';
 import { routesOf, tripStopTimes, tripsOnServiceDate, versionInForce } from '../gtfs/service-days.js';
 import { formatGtfsTime, gtfsSeconds } from '../gtfs/time.js';
-import { publishTripUpdate } from '../live/channel.js';
+import { publishTripUpdate } from './notices.js';
 import { insertTripUpdate, selectTripUpdate, selectTripUpdates, selectTripUpdatesInForce, updateTripUpdateEnd, updateTripUpdateRemoved, type TripUpdateRow } from './queries.js';
 import { concerns, emptyOverlay, overlayTrip, resolveStop, type TripOverlay } from './overlay.js';
 import type { PutTripUpdateBody, StopRef, TripUpdateRecord, UpdateKind } from './schemas.js';

@@ -1,8 +1,9 @@
 /**
- * What travels on the live channel (PostgreSQL LISTEN/NOTIFY, so every API instance hears every
- * write): the device reports accepted (device/live.ts) and trip update changes. A trip update
- * travels as a reference, because a detour's shape can exceed the 8000 bytes a NOTIFY payload
- * holds; each instance with subscribers in the group reads the record once.
+ * Trip update changes on the live channel (PostgreSQL LISTEN/NOTIFY, so every API instance hears
+ * every write), beside the device reports accepted (device/live.ts); the live hub (live/hub.ts)
+ * hears both and reads a trip update through updates' service. A trip update travels as a
+ * reference, because a detour's shape can exceed the 8000 bytes a NOTIFY payload holds; each
+ * instance with subscribers in the group reads the record once.
  */
 import type { AppContext } from '../../platform/context.js';
 import { LIVE_CHANNEL, type LiveReport } from '../device/live.js';
