@@ -19,7 +19,7 @@ import type { JWTPayload } from 'jose';
 import { emailClaim, issuerFor, unverifiedIssuer, verifyJwt } from './oidc.js';
 import { verifyPassword } from './passwords.js';
 import { checkLoginThrottle, recordLoginFailure, recordLoginSuccess } from './throttle.js';
-import { intersectTeams, keyScopes, keyTeams, requireWithinCaller, teamsOrWhole, teamsWithin } from './bounds.js';
+import { intersectTeams, keyScopes, keyTeams, requireWithinCaller, teamsOrWhole, teamsWithin } from '../../platform/http/bounds.js';
 import { selectAccountSuperuser, selectFirstMembershipGroup, selectLoginAccount, selectMembership, selectMembershipTeams, type MembershipRow } from './queries/accounts.js';
 import { insertApiKey, revokeGroupKey, selectGroupKeyTeams, selectGroupKeys, selectKey, selectLiveApiKeyIds, type KeyLookupRow, type KeyRow } from './queries/api-keys.js';
 import { insertIdentity, selectLinkCandidate, selectLinkedAccount } from './queries/identities.js';
@@ -296,7 +296,7 @@ function keyRecord(k: KeyRow): KeyRecord {
  * null for POST /api-keys (superusers). A key made under a group is bound to it, is never a
  * superuser, and carries no more than its creator: its teams within the creator's, its principal
  * (a user's membership, a device's team) within the creator's teams, its scopes within the
- * creating session's (src/domains/auth/bounds.ts). At each request the key is bounded again by
+ * creating session's (src/platform/http/bounds.ts). At each request the key is bounded again by
  * what its creator then holds (authorizeGroup).
  */
 export async function createApiKey(ctx: AppContext, creator: Principal, where: Pick<GroupScope, 'groupId' | 'teams'> | null, input: CreateKeyInput): Promise<KeyRecord & { value: string }> {

@@ -4,8 +4,8 @@ import type { Queryable } from '../../platform/db/index.js';
 import { errors, invalid } from '../../platform/http/errors.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import type { CreateGroupBody, GroupAuth, GroupRecord, PatchGroupBody, TeamRecord } from './schemas.js';
-import { checkOidcDomain } from '../auth/oidc.js';
-import { widerThanCaller } from '../auth/bounds.js';
+import { checkOidcDomain } from '../../platform/http/hosts.js';
+import { widerThanCaller } from '../../platform/http/bounds.js';
 import {
   countGroups, insertGroup, selectAllGroups, selectDelegatedGroups, selectGroup, selectGroupAuthsOfUser, selectGroupIds, selectGroupsByIds, selectGroupsOfUser,
   updateGroupRow, type GroupRow,

@@ -6,7 +6,7 @@ import type { GroupScope, Principal } from '../../platform/http/access.js';
 import { objectId } from '../../platform/ids.js';
 import { hashPassword } from '../auth/passwords.js';
 import { driverTeams } from '../fleet/drivers.js';
-import { requireWithinCaller } from '../auth/bounds.js';
+import { requireWithinCaller } from '../../platform/http/bounds.js';
 import { checkKnownTeams, requireGroup } from '../groups/service.js';
 import type { CreateUserBody, MemberRecord, PatchUserBody, RoleRecord } from './schemas.js';
 import {

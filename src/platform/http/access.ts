@@ -85,7 +85,7 @@ export interface Principal {
   oidc: { issuer: string; audience: string; expiresAt?: Date } | null;
   /**
    * For an API key: who made it and how. A key never carries more than its creator holds in the
-   * group at the time of each request (src/domains/auth/bounds.ts, authorizeGroup).
+   * group at the time of each request (src/platform/http/bounds.ts, authorizeGroup).
    */
   key: { createdBy: string | null; origin: 'group' | 'instance'; creatorSuperuser: boolean } | null;
 }

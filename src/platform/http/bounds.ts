@@ -8,8 +8,8 @@
  * Teams: null is the whole group; a list limits to those teams. An empty list written by a client
  * means the whole group too, so it is "wider" than any list.
  */
-import { fail } from '../../platform/http/errors.js';
-import type { GroupScope, Principal, Scope } from '../../platform/http/access.js';
+import { fail } from './errors.js';
+import type { GroupScope, Principal, Scope } from './access.js';
 
 type Teams = readonly string[] | null;
 
