@@ -28,6 +28,7 @@ import { MAX_JSON_DEPTH, findNul, nestsTooDeep, toIssues } from './platform/http
 import { objectId } from './platform/ids.js';
 import { loggerOptions, logRequestLines, resolveLogFormat } from './platform/http/logging.js';
 import { apiDomains, rootDomains } from './domains/index.js';
+import { dutyDerivation } from './domains/duties/service.js';
 import { LiveOutbox } from './domains/device/live.js';
 import { FeedCache } from './domains/feeds/cache.js';
 import { LiveHub } from './domains/live/hub.js';
@@ -235,6 +236,8 @@ export function appContext(base: Omit<AppContext, 'services'>): AppContext {
   }));
   // Trip tracking recomputed after each device batch, and the worker catching up what was left dirty.
   ctx.services.tracking = lifecycle.add('tracking refresh and worker', new TrackingRefresh(ctx));
+  // The duties derived from sign events, asked by device ingest in its transaction (nothing runs).
+  ctx.services.duties = dutyDerivation;
   // Device reports published on the live channel (NOTIFY), a window at a time.
   ctx.services.outbox = lifecycle.add('live outbox', new LiveOutbox(ctx));
   // The live stream's hub: this instance's WebSocket clients, fed from the live channel (LISTEN).

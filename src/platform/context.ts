@@ -6,6 +6,7 @@ import type { Access, GroupScope, Principal } from './http/access.js';
 import type { Partitions } from './db/partitions.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { LiveOutbox } from '../domains/device/live.js';
+import type { DutyDerivation } from '../domains/duties/service.js';
 import type { FeedCache } from '../domains/feeds/cache.js';
 import type { LiveHub } from '../domains/live/hub.js';
 import type { TrackingRefresh } from '../domains/trips/tracking.js';
@@ -24,6 +25,8 @@ export interface AppContext {
 export interface Services {
   partitions: Partitions;
   tracking: TrackingRefresh;
+  /** The duties derived from a device's sign events, in ingest's transaction (no background work). */
+  duties: DutyDerivation;
   outbox: LiveOutbox;
   live: LiveHub;
   feeds: FeedCache;

@@ -14,7 +14,6 @@ const DOMAINS = join(import.meta.dirname, '..', '..', 'src', 'domains');
 /** Two-way dependencies still to untie, as `a ↔ b` with a < b. */
 const KNOWN_TWO_WAY = [
   'demo ↔ simulate',
-  'device ↔ duties',
   'predictions ↔ trips',
 ];
 

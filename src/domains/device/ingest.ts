@@ -30,7 +30,6 @@ import {
   type TripStart,
   type VehicleMovement,
 } from './schemas.js';
-import { deriveDuties } from '../duties/service.js';
 import { driversByIdOrCode } from '../fleet/drivers.js';
 import { vehiclesByIdOrPlate } from '../fleet/vehicles.js';
 
@@ -180,8 +179,8 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
     };
     const signs = signsOrStates ? await insertSignEvents(tx, groupId, deviceId, ons, offs, receivedAt) : [];
     add(signs.map((s) => s.client_id));
-    // The device's duties, derived again from its sign events from the last sign-on before the earliest new one (duties/service.ts).
-    if (signs.length > 0) await deriveDuties(tx, groupId, deviceId, await selectSignEventsFrom(tx, groupId, deviceId, new Date(Math.min(...signs.map((s) => s.at.getTime())))));
+    // The device's duties, derived again from its sign events from the last sign-on before the earliest new one (duties/service.ts, through the app's services).
+    if (signs.length > 0) await ctx.services.duties.derive(tx, groupId, deviceId, await selectSignEventsFrom(tx, groupId, deviceId, new Date(Math.min(...signs.map((s) => s.at.getTime())))));
     add(await insertReports(tx, groupId, deviceId, reports, receivedAt));
     for (const t of TRIP_REPORTS) {
       for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);

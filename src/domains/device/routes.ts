@@ -1,32 +1,18 @@
-/** The device API: what driver applications call (internal document, tag device-api). */
+/**
+ * The device API: what driver applications call (internal document, tag device-api): the reports
+ * here; the duty open on the device and the danger zones around it are served by duties
+ * (duties/routes.ts), with the same credential (credential.ts).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { groupRoles, type Principal } from '../../platform/http/access.js';
-import { errors } from '../../platform/http/errors.js';
-import { GroupParams, Nullable } from '../../platform/http/params.js';
+import { GroupParams } from '../../platform/http/params.js';
 import { INTERNAL, op } from '../../platform/http/route.js';
-import { DangerZoneNear } from '../duties/schemas.js';
-import { currentDuty, zonesAround } from '../duties/service.js';
-import { BatchAnswer, DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS, DEVICE_STATE_MAX_NAME, DEVICE_STATE_MAX_TEXT, DeviceReportBatch, DutyRecord, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
+import { DEVICE, deviceOf, reportErrors } from './credential.js';
+import { BatchAnswer, DEVICE_STATE_MAX_BYTES, DEVICE_STATE_MAX_FIELDS, DEVICE_STATE_MAX_NAME, DEVICE_STATE_MAX_TEXT, DeviceReportBatch, ITEM_SCHEMAS, MAX_BATCH, ReportBatch } from './schemas.js';
 import { ref } from '../../platform/http/components.js';
 import { ingestBatch } from './ingest.js';
 import { PARTITIONS_AHEAD_DAYS } from '../../platform/db/partitions.js';
-
-const DEVICE = groupRoles(['driver'], 'DeviceApiRoleRequired', 'device');
-const deviceErrors = { 403: { DeviceCredentialRequired: 'the credential is not bound to a device of this group (a driver session opened with device_id, or a device API key)' } };
-const reportErrors = {
-  ...deviceErrors,
-  503: { PartitionBusy: 'the time partition the reports need (an old backlog) could not be made within 5 s; nothing was stored: send the batch again after the Retry-After header\'s seconds' },
-};
-
-/** spec-adjacent: a device can only write as itself, in its own group. */
-function deviceOf(principal: Principal | null, groupId: string): string {
-  if (!principal?.device || principal.device.groupId !== groupId) {
-    throw errors.forbidden('DeviceCredentialRequired', 'Use a driver session opened with POST /login?device_id=… or a device API key of this group');
-  }
-  return principal.device.deviceId;
-}
 
 export async function deviceRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -60,30 +46,5 @@ export async function deviceRoutes(fastify: FastifyInstance) {
     const { answer, touchedTrips } = await ingestBatch(ctx, req.params.group_id, deviceId, req.body.items);
     ctx.services.tracking.refreshSoon(req.params.group_id, touchedTrips);
     return answer;
-  });
-
-  app.get('/groups/:group_id/device/duty', {
-    schema: op(
-      { operationId: 'getDeviceCurrentDuty', summary: 'The duty open on this device, or null', tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: deviceErrors },
-      { params: GroupParams, response: { 200: Nullable(ref(DutyRecord)) } },
-    ),
-  }, async (req) => currentDuty(ctx.db, req.params.group_id, deviceOf(req.principal, req.params.group_id), ctx.clock.now()));
-
-  app.get('/groups/:group_id/device/danger-zones', {
-    schema: op(
-      { operationId: 'getDeviceDangerZones', summary: 'Danger zones in force around a position, to warn the driver on approach', tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: deviceErrors },
-      {
-        params: GroupParams,
-        querystring: Type.Object({
-          lat: Type.Number({ minimum: -90, maximum: 90 }),
-          lon: Type.Number({ minimum: -180, maximum: 180 }),
-          radius_m: Type.Number({ minimum: 1, maximum: 50_000, default: 5000, description: 'Search radius around the position, in metres (default 5000).' }),
-        }),
-        response: { 200: Type.Array(ref(DangerZoneNear)) },
-      },
-    ),
-  }, async (req) => {
-    deviceOf(req.principal, req.params.group_id);
-    return zonesAround(ctx.db, req.params.group_id, req.query, ctx.clock.now());
   });
 }

@@ -2,15 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { OFFICE, RS1, RS6, groupRoles } from '../../platform/http/access.js';
-import { GroupId, GroupParams, ObjectIdString, UnixSeconds, mutuallyExclusive } from '../../platform/http/params.js';
+import { GroupId, GroupParams, Nullable, ObjectIdString, UnixSeconds, mutuallyExclusive } from '../../platform/http/params.js';
 import { DEFAULT_LIMIT, page } from '../../platform/http/paging.js';
 import { Paging, PeriodQuery } from '../../platform/http/periods.js';
 import { INTERNAL, PUBLIC, op } from '../../platform/http/route.js';
 import { TEAM_EMBED_NOTE, TEAM_FILTER_NOTE } from '../../platform/http/teams.js';
+import { DEVICE, deviceErrors, deviceOf } from '../device/credential.js';
 import { DutyRecord } from '../device/schemas.js';
 import { ref } from '../../platform/http/components.js';
-import { DangerZoneBody, DangerZonePatch, DangerZoneRecord, DeviceHistoryRecord, TripEventRecord } from './schemas.js';
-import { MAX_PERIOD_DAYS, createZone, deviceHistory, getDuty, listDuties, listTripEvents, listZones, updateZone } from './service.js';
+import { DangerZoneBody, DangerZoneNear, DangerZonePatch, DangerZoneRecord, DeviceHistoryRecord, TripEventRecord } from './schemas.js';
+import { MAX_PERIOD_DAYS, createZone, currentDuty, deviceHistory, getDuty, listDuties, listTripEvents, listZones, updateZone, zonesAround } from './service.js';
 
 const ZONE_EDITORS = ['admin', 'operator', 'regulator'] as const;
 const teamNote = `A caller limited to teams sees the duties whose driver or vehicle is in one of their teams. ${TEAM_EMBED_NOTE}`;
@@ -19,6 +20,32 @@ const periodNote = `The period is a range of service dates (both included, YYYY-
 export async function dutyRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const ctx = app.ctx;
+
+  // The device API's reads of duties (tag device-api): the duty open on the calling device, the danger zones around it.
+  app.get('/groups/:group_id/device/duty', {
+    schema: op(
+      { operationId: 'getDeviceCurrentDuty', summary: 'The duty open on this device, or null', tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: deviceErrors },
+      { params: GroupParams, response: { 200: Nullable(ref(DutyRecord)) } },
+    ),
+  }, async (req) => currentDuty(ctx.db, req.params.group_id, deviceOf(req.principal, req.params.group_id), ctx.clock.now()));
+
+  app.get('/groups/:group_id/device/danger-zones', {
+    schema: op(
+      { operationId: 'getDeviceDangerZones', summary: 'Danger zones in force around a position, to warn the driver on approach', tags: ['device-api'], access: DEVICE, documents: INTERNAL, errors: deviceErrors },
+      {
+        params: GroupParams,
+        querystring: Type.Object({
+          lat: Type.Number({ minimum: -90, maximum: 90 }),
+          lon: Type.Number({ minimum: -180, maximum: 180 }),
+          radius_m: Type.Number({ minimum: 1, maximum: 50_000, default: 5000, description: 'Search radius around the position, in metres (default 5000).' }),
+        }),
+        response: { 200: Type.Array(ref(DangerZoneNear)) },
+      },
+    ),
+  }, async (req) => {
+    deviceOf(req.principal, req.params.group_id);
+    return zonesAround(ctx.db, req.params.group_id, req.query, ctx.clock.now());
+  });
 
   app.get('/groups/:group_id/duties', {
     schema: op(

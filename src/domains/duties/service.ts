@@ -235,3 +235,10 @@ export async function deriveDuties(tx: Tx, groupId: string, deviceId: string, ev
     sign_on: info(x.on), sign_off: x.off ? info(x.off) : null, non_commercial_km: x.off?.non_commercial_km ?? null,
   })));
 }
+
+/**
+ * What device ingest calls in a batch's transaction when it stores sign events: buildApp gives it
+ * to the app's services (ctx.services.duties, app.ts), so device does not import duties.
+ */
+export const dutyDerivation = { derive: deriveDuties };
+export type DutyDerivation = typeof dutyDerivation;
