@@ -43,7 +43,7 @@ import { buildApp } from '../src/app.js';
 import { testConfig } from '../src/config.js';
 import { demoFeedZip } from '../src/domains/demo/feed.js';
 import { DEFAULT_SEED, generateNetwork, serviceOf, type DemoTrip } from '../src/domains/demo/network.js';
-import { rngOf } from '../src/domains/demo/random.js';
+import { rngOf } from '../src/platform/random.js';
 import { TrafficModel } from '../src/domains/simulate/traffic.js';
 import { importGtfs } from '../src/domains/gtfs/import/importer.js';
 import { createGroup } from '../src/domains/groups/service.js';

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
 import { demoFeedZip } from '../../src/domains/demo/feed.js';
 import { generateNetwork, serviceOf, type DemoTrip } from '../../src/domains/demo/network.js';
-import { between, normal, rngOf } from '../../src/domains/demo/random.js';
+import { between, normal, rngOf } from '../../src/platform/random.js';
 import { buildModel } from '../../src/domains/predictions/model.js';
 import { predictTrips } from '../../src/domains/predictions/service.js';
 import { fixedClock } from '../../src/platform/clock.js';

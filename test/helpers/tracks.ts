@@ -10,7 +10,7 @@
  * noise-free points equal the generated metres exactly.
  */
 import CheapRuler from 'cheap-ruler';
-import { rng } from '../../src/domains/demo/random.js';
+import { rng } from '../../src/platform/random.js';
 
 export interface TrackSpec {
   seed: number;

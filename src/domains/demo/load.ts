@@ -28,7 +28,7 @@ import { addMember } from '../users/service.js';
 import { demoFeedZip } from './feed.js';
 import { DEFAULT_SEED, generateNetwork, type DemoNetwork } from './network.js';
 import { demoAssignments, deviceIdOf, fleetSize, staffNumberOf, vehicleIdOf } from './planning.js';
-import { pick, rngOf } from './random.js';
+import { pick, rngOf } from '../../platform/random.js';
 
 export const DEMO_GROUP = 'demo';
 

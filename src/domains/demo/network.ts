@@ -12,7 +12,7 @@
  */
 import CheapRuler from 'cheap-ruler';
 import { DateTime } from 'luxon';
-import { between, intBetween, rng, type Rng } from './random.js';
+import { between, intBetween, rng, type Rng } from '../../platform/random.js';
 
 export type LonLat = [number, number];
 

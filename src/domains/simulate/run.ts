@@ -16,7 +16,7 @@
  * again (a restart, a retried batch) carries the same ids, and the service answers `duplicates`.
  */
 import CheapRuler from 'cheap-ruler';
-import { intBetween, poisson, rngOf, stableUuid } from '../demo/random.js';
+import { intBetween, poisson, rngOf, stableUuid } from '../../platform/random.js';
 import type { ScheduleTrip, ServiceDaySchedule } from '../schedule/schemas.js';
 import { gpsError, type TrafficTrip, type TripTruth } from './traffic.js';
 

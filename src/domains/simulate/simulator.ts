@@ -15,7 +15,7 @@
  * device's API key when it first has something to send.
  */
 import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
-import { rngOf, stableUuid, type Rng } from '../demo/random.js';
+import { rngOf, stableUuid, type Rng } from '../../platform/random.js';
 import type { ScheduleTrip, ServiceDaySchedule } from '../schedule/schemas.js';
 import { ApiClient, HttpStatusError, type AdminAuth, type PlanningRows, type ReportItem } from './client.js';
 import { tripKey, tripPlans, VehicleRun, type Duty, type Item, type RunOptions, type TripPlan } from './run.js';

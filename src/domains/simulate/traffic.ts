@@ -22,7 +22,7 @@
  * factor. Each draw comes from a generator seeded by (seed, purpose, ids), so adding a trip or a
  * vehicle never changes another's day.
  */
-import { between, normal, rngOf } from '../demo/random.js';
+import { between, normal, rngOf } from '../../platform/random.js';
 
 export type DayType = 'weekday' | 'saturday' | 'sunday';
 
