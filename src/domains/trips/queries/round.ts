@@ -54,7 +54,8 @@ function textArray(values: readonly string[]): string {
   return `{${values.map((v) => `"${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
 }
 
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** The byte order of texts every writer of the tracking's rows locks them in (ingest's marks too: markDirty). */
+export const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 const intArray = (values: readonly number[]) => `{${values.join(',')}}`;
 

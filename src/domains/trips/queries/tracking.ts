@@ -6,6 +6,7 @@ import type { Queryable, Tx } from '../../../platform/db/index.js';
 import type { Kilometres } from '../passages.js';
 import type { TripResult } from '../tracking/compute.js';
 import type { Mark } from '../tracking/round.js';
+import { cmp } from './round.js';
 
 /** A stored trip summary row: its kilometres are the columns of the same names. */
 export type SummaryRow = { trip_id: string } & Kilometres &
@@ -46,12 +47,12 @@ export interface DelayRow {
 
 /**
  * Marks these trips of a group for recomputation, in the caller's transaction (device ingest's
- * batch), with the database's clock (a mark already there only moves forward). Marked in one
- * order (date, trip), so two batches marking the same trips never deadlock.
+ * batch), with the database's clock (a mark already there only moves forward). Marked in the
+ * order every writer of the tracking uses (round.ts, cmp), so two writers never deadlock.
  */
 export async function markDirty(tx: Tx, groupId: string, trips: readonly { service_date: string; trip_id: string }[]): Promise<void> {
   if (trips.length === 0) return;
-  const sorted = [...trips].sort((a, b) => (a.service_date < b.service_date ? -1 : a.service_date > b.service_date ? 1 : a.trip_id < b.trip_id ? -1 : a.trip_id > b.trip_id ? 1 : 0));
+  const sorted = [...trips].sort((a, b) => cmp(a.service_date, b.service_date) || cmp(a.trip_id, b.trip_id));
   await tx.query(
     `INSERT INTO trip_tracking_dirty (group_id, service_date, trip_id, marked_at)
      SELECT $1, t.service_date, t.trip_id, clock_timestamp() FROM unnest($2::date[], $3::text[]) WITH ORDINALITY AS t(service_date, trip_id, n)
