@@ -4,7 +4,9 @@
  * gives 1° of latitude = 111.2068 km, so 0.001° = 0.111 km and S1→S3 (0.02°) = 2.224 km.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trackingOf } from '../../src/domains/trips/tracking.js';
+import { refreshRound, trackingOf } from '../../src/domains/trips/tracking.js';
+import { markDirty } from '../../src/domains/trips/queries/tracking.js';
+import type { Db } from '../../src/platform/db/index.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
 import { importZip, minimalZip } from '../helpers/gtfs.js';
@@ -121,5 +123,26 @@ describe('trip tracking queue', () => {
     await trackingOf(t.db, g, DATE, ['T1'], { now: new Date(minute(30)) });
     const marks = await t.db.query('SELECT trip_id FROM trip_tracking_dirty WHERE group_id = $1 AND service_date = $2', [g, DATE]);
     expect(marks).toEqual([]);
+  });
+
+  it('recomputes a trip once when it is read while a round recomputes it: the read waits for the round and finds it clean (it used to recompute it again after)', async () => {
+    await send(t, g, dev.auth, [item('position', minute(6), { lat: 48.856, lon: 2.35, gps_valid: true, ...ref('T1') })]);
+    const now = new Date(minute(30));
+    await trackingOf(t.db, g, DATE, ['T1'], { now });
+    await t.db.transaction((tx) => markDirty(tx, g, [ref('T1')]));
+    // The same database, its statements counted: a recomputation reads the trip's events.
+    const statements: string[] = [];
+    const counted = new Proxy(t.db, {
+      get(target, prop) {
+        if (prop === 'query') return (sql: string, params?: unknown[]) => (statements.push(sql), target.query(sql, params));
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    }) as Db;
+    const [, [tracked]] = await Promise.all([refreshRound(counted, g, [ref('T1')]), trackingOf(counted, g, DATE, ['T1'], { now })]);
+    // At most once: the service's own worker (every 5 s, not counted) may have taken the mark first.
+    expect(statements.filter((q) => /FROM trip_events/.test(q)).length).toBeLessThanOrEqual(1);
+    expect(tracked?.trip_id).toBe('T1');
+    expect(await t.db.query('SELECT trip_id FROM trip_tracking_dirty WHERE group_id = $1 AND service_date = $2', [g, DATE])).toEqual([]);
   });
 });

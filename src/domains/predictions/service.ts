@@ -11,7 +11,7 @@ import type { Db } from '../../platform/db/index.js';
 import { slices } from '../../platform/slices.js';
 import { serviceDayStart } from '../../platform/time.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
-import { storedStopTimes, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
+import { type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { storedTripIds, trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel, segmentKey } from './model.js';
 import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
@@ -69,7 +69,7 @@ export async function predictTrips(
   serviceDate: string,
   o: {
     tripIds?: readonly string[]; tracking?: readonly TripTracking[]; schedule?: ServiceDay; now?: Date;
-    /** The caller's reader of stored stop times (the feeds' memo), else one query. */
+    /** The caller's reader of stored stop times, else the schedule memo's (read once per version and trip). */
     stopTimes?: (gtfsId: string, tripIds: readonly string[]) => Promise<Map<string, StoredStopTimes>>;
     scheduleHorizonSeconds?: number;
   } = {},
@@ -89,14 +89,7 @@ export async function predictTrips(
   const secondsOf = (iso: string) => (Date.parse(iso) - dayStart) / 1000;
   const nowS = (now.getTime() - dayStart) / 1000;
 
-  // Timetable trips only: a frequency trip's instances share a trip_id, and its block has no order.
-  const byId = new Map<string, ScheduledTrip>();
-  const blocks = new Map<string, ScheduledTrip[]>();
-  for (const t of day.trips) {
-    if (t.frequency) continue;
-    byId.set(t.trip_id, t);
-    if (t.block_id !== null) (blocks.get(t.block_id) ?? blocks.set(t.block_id, []).get(t.block_id)!).push(t);
-  }
+  const { byId, blocks } = timetableOf(day);
   const started = new Set(tracking.filter((t) => t.recorded).map((t) => t.trip_id));
   const chains: { live: TripTracking; trips: ScheduledTrip[] }[] = [];
   for (const live of running) {
@@ -122,10 +115,10 @@ export async function predictTrips(
   }
   if (chains.length === 0 && unknown.length === 0) return [];
 
-  const readStopTimes = o.stopTimes ?? ((gtfsId: string, ids: readonly string[]) => storedStopTimes(db, groupId, gtfsId, ids));
+  const readStopTimes = o.stopTimes ?? ((gtfsId: string, ids: readonly string[]) => scheduleMemoOf(db).stopTimesOf(db, groupId, gtfsId, ids));
   const all = [...chains.flatMap((c) => c.trips), ...unknown];
-  const stored = await readStopTimes(day.gtfsId, [...new Set(all.map((t) => t.trip_id))]);
-  const dayType = (await dayTypesOf(db, groupId, [serviceDate])).get(serviceDate)!;
+  const [stored, dayTypes] = await Promise.all([readStopTimes(day.gtfsId, [...new Set(all.map((t) => t.trip_id))]), dayTypesOf(db, groupId, [serviceDate])]);
+  const dayType = dayTypes.get(serviceDate)!;
   const keyOf = (t: ScheduledTrip) => patternKey(t.route_id, t.direction_id);
   const horizon = Math.max(...all.map((t) => t.last_arrival));
   const earliest = Math.min(nowS, ...all.map((t) => t.first_departure));
@@ -169,6 +162,28 @@ export async function predictTrips(
     if (p && p.stops.length > 0 && !out.has(t.trip_id)) out.set(t.trip_id, { trip_id: t.trip_id, service_date: serviceDate, block_id: t.block_id, from_trip_id: null, vehicle_ids: [], stops: stopsOf(p) });
   }
   return [...out.values()];
+}
+
+/**
+ * The timetable trips of a day by id, and by block in the day's order (a frequency trip's
+ * instances share a trip_id, and its block has no order). Kept per schedule: the memo's are read
+ * once per version and date, and a city's day has some 46,000 trips, too many to index again for
+ * each trip object asked for.
+ */
+const timetables = new WeakMap<ServiceDay, { byId: Map<string, ScheduledTrip>; blocks: Map<string, ScheduledTrip[]> }>();
+function timetableOf(day: ServiceDay): { byId: Map<string, ScheduledTrip>; blocks: Map<string, ScheduledTrip[]> } {
+  const known = timetables.get(day);
+  if (known) return known;
+  const byId = new Map<string, ScheduledTrip>();
+  const blocks = new Map<string, ScheduledTrip[]>();
+  for (const t of day.trips) {
+    if (t.frequency) continue;
+    byId.set(t.trip_id, t);
+    if (t.block_id !== null) (blocks.get(t.block_id) ?? blocks.set(t.block_id, []).get(t.block_id)!).push(t);
+  }
+  const index = { byId, blocks };
+  timetables.set(day, index);
+  return index;
 }
 
 /**

@@ -77,12 +77,16 @@ export interface GetTripInput {
 export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams'>, input: GetTripInput): Promise<Trip> {
   const groupId = scope.groupId;
   const { tripId, serviceDate } = input;
-  const day = await tripsOnServiceDate(db, groupId, serviceDate, { tripIds: [tripId] });
-  const [tracking] = await trackingOf(db, groupId, serviceDate, [tripId], { now: input.now });
+  // The reads that do not depend on one another run together (each waits behind the others' load, not after them).
+  const [day, [tracking], planned, runs] = await Promise.all([
+    tripsOnServiceDate(db, groupId, serviceDate, { tripIds: [tripId] }),
+    trackingOf(db, groupId, serviceDate, [tripId], { now: input.now }),
+    tripAssignments(db, groupId, serviceDate, tripId),
+    tripRuns(db, groupId, serviceDate, tripId),
+  ]);
   if (!tracking) throw errors.notFound('TripNotFound', `The trip ${tripId} neither runs nor was recorded on ${serviceDate}`);
   const trip: ScheduledTrip | undefined = day.trips.find((t) => t.start_time === tracking.start_time) ?? day.trips[0];
 
-  const planned = await tripAssignments(db, groupId, serviceDate, tripId);
   const plannedVehicles = [...new Set(planned.flatMap((p) => (p.vehicle_id ? [p.vehicle_id] : [])))];
   const plannedDrivers = [...new Set(planned.flatMap((p) => (p.driver_id ? [p.driver_id] : [])))];
 
@@ -92,22 +96,15 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
     if (teams !== null && !teams.some((t) => scope.teams!.includes(t))) throw forbiddenDifferentTeam(`The trip ${tripId} on ${serviceDate}`);
   }
 
-  const [route] = trip && day.gtfsId ? await routesOf(db, groupId, day.gtfsId, [trip.route_id]) : [];
-  const overlays = trip ? await overlaysFor(db, groupId, serviceDate, [{ trip_id: trip.trip_id, route_id: trip.route_id, start_time: trip.start_time }]) : new Map<string, TripOverlay>();
-  const overlay = (trip && overlays.get(overlayKey(trip))) || emptyOverlay();
-
-  // Planned kilometres of a trip with nothing recorded (tracking computes them for recorded ones).
-  let tk = tracking.km.tk;
-  if (tk === null && trip && day.gtfsId) {
-    const shape = trip.shape_id ? await tripShape(db, groupId, day.gtfsId, trip.shape_id) : [];
-    const line = shape.length >= 2 ? shape.map((p) => [p.lon, p.lat] as [number, number]) : tracking.stops.length ? await stopLine(db, groupId, serviceDate, tripId) : [];
-    tk = kilometres(line, []).tk;
-  }
-
   // A trip the caller sees may have been run with vehicles, drivers or devices of other teams: named by id only, details null.
   const teams = teamParam(scope);
   const seen = (recordTeams: readonly (string | null)[]) => teams === null || recordTeams.some((t) => t !== null && teams.includes(t));
-  const [vehicles, drivers, devices, gtfs, runs] = await Promise.all([
+  const [[route], overlays, predicted, vehicles, drivers, devices, gtfs] = await Promise.all([
+    trip && day.gtfsId ? routesOf(db, groupId, day.gtfsId, [trip.route_id]) : [],
+    trip ? overlaysFor(db, groupId, serviceDate, [{ trip_id: trip.trip_id, route_id: trip.route_id, start_time: trip.start_time }]) : new Map<string, TripOverlay>(),
+    tracking.status === 'in_progress'
+      ? predictTrips({ db, clock: { now: () => input.now }, config: { predictions: input.predictions } }, groupId, serviceDate, { tripIds: [tripId], tracking: [tracking] })
+      : [],
     vehiclesByIdOrPlate(db, groupId, tracking.vehicle_ids).then((rows) => rows.map((v): Trip['vehicles'][number] => {
       const s = seen(v.teams);
       return { id: v.vehicle_id, fleet_number: s ? v.fleet_number : null, license_plate: s ? v.license_plate : null, teams: s ? v.teams : null };
@@ -120,8 +117,17 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
     day.gtfsId
       ? versionSummary(db, groupId, day.gtfsId)
       : Promise.resolve([]),
-    tripRuns(db, groupId, serviceDate, tripId),
   ]);
+  const overlay = (trip && overlays.get(overlayKey(trip))) || emptyOverlay();
+
+  // Planned kilometres of a trip with nothing recorded (tracking computes them for recorded ones).
+  let tk = tracking.km.tk;
+  if (tk === null && trip && day.gtfsId) {
+    const shape = trip.shape_id ? await tripShape(db, groupId, day.gtfsId, trip.shape_id) : [];
+    const line = shape.length >= 2 ? shape.map((p) => [p.lon, p.lat] as [number, number]) : tracking.stops.length ? await stopLine(db, groupId, serviceDate, tripId) : [];
+    tk = kilometres(line, []).tk;
+  }
+
   const byOrder = <T extends { id: string }>(rows: T[], ids: string[]) => ids.flatMap((id) => rows.filter((r) => r.id === id));
 
   // Recorded runs: each trip_start of a device, closed by its next trip_end (a vehicle swap gives two).
@@ -135,9 +141,6 @@ export async function getTrip(db: Db, scope: Pick<GroupScope, 'groupId' | 'teams
   }
 
   const problems = problemsOf(tracking, overlay, plannedVehicles, plannedDrivers);
-  const predicted = tracking.status === 'in_progress'
-    ? await predictTrips({ db, clock: { now: () => input.now }, config: { predictions: input.predictions } }, groupId, serviceDate, { tripIds: [tripId], tracking: [tracking] })
-    : [];
   const now = input.now.getTime();
   const temporality = tracking.status === 'in_progress' ? 'current'
     : trip && now < trip.first_departure_at.getTime() && !tracking.recorded ? 'future'

@@ -35,7 +35,7 @@ import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres } from './passages.js';
-import { markDirty, selectDirty, selectRecordedTripIds, selectStops, selectSummaries, type StopRow, type SummaryRow } from './queries/tracking.js';
+import { markDirty, selectDirty, selectMarksOf, selectRecordedTripIds, selectStops, selectSummaries, type StopRow, type SummaryRow } from './queries/tracking.js';
 import { recomputeTrips, type Mark, type TripKey } from './tracking/round.js';
 
 export { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres };
@@ -253,6 +253,7 @@ export async function refreshRound(db: Db, groupId: string, trips: readonly Trip
  * waits for the earlier batches holding any of its trips.
  */
 class Running extends Map<string, Promise<void>> {}
+const runningKey = (groupId: string, serviceDate: string, tripId: string) => `${groupId}\u0000${serviceDate}\u0000${tripId}`;
 
 /**
  * Recomputes the stored tracking of trips (any groups and dates) and clears the marks read for them,
@@ -262,9 +263,16 @@ class Running extends Map<string, Promise<void>> {}
  */
 async function recomputeBatch(db: Db, keys: readonly TripKey[], marks: readonly Mark[] = []): Promise<void> {
   const chains = db.kept.of(Running);
-  const ks = [...new Set(keys.map((k) => `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`))];
+  const ks = [...new Set(keys.map((k) => runningKey(k.group_id, k.service_date, k.trip_id)))];
   const before = ks.map((k) => chains.get(k)).filter((p): p is Promise<void> => p !== undefined);
-  const next = Promise.all(before.map((p) => p.catch(() => undefined))).then(() => recomputeTrips(db, keys, marks));
+  const next = Promise.all(before.map((p) => p.catch(() => undefined))).then(async () => {
+    // A refresh of marked trips that waited for another recomputation of some of them (a read
+    // during a round): that one may have cleared their marks. Only the trips still marked are
+    // recomputed, with their marks as they are now.
+    if (before.length === 0 || marks.length === 0) return recomputeTrips(db, keys, marks);
+    const still = await selectMarksOf(db, marks);
+    if (still.length > 0) await recomputeTrips(db, still, still);
+  });
   for (const k of ks) chains.set(k, next);
   try {
     await next;
@@ -321,9 +329,11 @@ const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 export async function trackingOf(db: Db, groupId: string, serviceDate: string, tripIds?: readonly string[], o: { now?: Date; open?: boolean } = {}): Promise<TripTracking[]> {
   const now = o.now ?? new Date();
   await refreshDirty(db, { groupId, dates: [serviceDate], ...(tripIds ? { tripIds } : {}) });
-  const summaries = await selectSummaries(db, groupId, serviceDate, tripIds ? [...tripIds] : null, o.open === true, new Date(now.getTime() - TRIP_CLOSE_AFTER_SECONDS * 1000));
-  const stopTrips = o.open ? summaries.map((s) => s.trip_id) : tripIds ? [...tripIds] : null;
-  const stopRows = await selectStops(db, groupId, serviceDate, stopTrips);
+  const summariesRead = selectSummaries(db, groupId, serviceDate, tripIds ? [...tripIds] : null, o.open === true, new Date(now.getTime() - TRIP_CLOSE_AFTER_SECONDS * 1000));
+  // The stops of the trips named (or of every trip) are read beside their summaries; those of the open trips once these are known.
+  const [summaries, stopRows] = o.open
+    ? await summariesRead.then(async (rows) => [rows, await selectStops(db, groupId, serviceDate, rows.map((s) => s.trip_id))] as const)
+    : await Promise.all([summariesRead, selectStops(db, groupId, serviceDate, tripIds ? [...tripIds] : null)]);
   const stopsOf = new Map<string, StopRow[]>();
   for (const r of stopRows) (stopsOf.get(r.trip_id) ?? stopsOf.set(r.trip_id, []).get(r.trip_id)!).push(r);
 

@@ -77,6 +77,16 @@ export function selectDirty(db: Queryable, o: { groupId: string | null; dates: s
   );
 }
 
+/** The marks these trips have now (any groups and dates); a trip without one is clean. */
+export function selectMarksOf(db: Queryable, keys: readonly { group_id: string; service_date: string; trip_id: string }[]): Promise<Mark[]> {
+  return db.query<Mark>(
+    `SELECT d.group_id, d.service_date, d.trip_id, d.marked_at::text AS marked_at
+     FROM unnest($1::text[], $2::date[], $3::text[]) AS k(group_id, service_date, trip_id)
+     JOIN trip_tracking_dirty d USING (group_id, service_date, trip_id)`,
+    [keys.map((k) => k.group_id), keys.map((k) => k.service_date), keys.map((k) => k.trip_id)],
+  );
+}
+
 /**
  * The stored summaries of the trips of a date (these trips when given), by start; `open`: only
  * those without a trip_end report whose scheduled end is unknown or at or after `endedSince`.
