@@ -127,6 +127,10 @@ const F = {
   buildUpperBound: new Series(),
   /** The longest event loop delay of the server in each second. */
   eventLoopMs: new Series(),
+  /** The garbage collector's longest pause in each second, its pauses in all in that second, its longest major pause. */
+  gcPauseMs: new Series(),
+  gcTotalMs: new Series(),
+  gcMajorMs: new Series(),
 };
 
 // ---- The service ------------------------------------------------------------------------------
@@ -155,6 +159,12 @@ async function startServer(databaseUrl: string, offsetMs: number, profile = fals
       for (const line of out.split('\n').slice(0, -1)) {
         const d = /^eventloop (\d+)/.exec(line);
         if (d && running) F.eventLoopMs.add(Number(d[1]));
+        const gc = /^gc (\d+) (\d+) (\d+)/.exec(line);
+        if (gc && running) {
+          F.gcPauseMs.add(Number(gc[1]));
+          F.gcTotalMs.add(Number(gc[2]));
+          F.gcMajorMs.add(Number(gc[3]));
+        }
       }
       out = out.slice(out.lastIndexOf('\n') + 1);
     });
@@ -601,6 +611,7 @@ async function main() {
         `  freshness: header age ${F.headerAge.describe(since, 's', 1)}, position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age ${F.buildUpperBound.describe(since, 's', 1)}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}`,
+        `  garbage collector, each second: longest pause ${F.gcPauseMs.describe(since)}; pauses in all ${F.gcTotalMs.describe(since)}; longest major pause ${F.gcMajorMs.describe(since)}`,
         `  CPU: server ${fmt((100 * (c.serverS - last.serverS)) / seconds)} %, PostgreSQL backends ${fmt((100 * (c.postgresS - last.postgresS)) / seconds)} %, load generator ${fmt((100 * process.cpuUsage().user) / 1e6 / ((Date.now() - runStart) / 1000))} % (run mean); server RSS ${fmt(child?.pid ? rssMb(child.pid) : NaN)} MB; load average ${loadavg()[0]!.toFixed(1)}`,
       ].join('\n');
       last = { ...c, t: Date.now() };
