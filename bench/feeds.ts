@@ -83,7 +83,7 @@ async function main() {
       const vehicles = await vehiclesNow(db, 'bench', now, 300);
       const t1 = performance.now();
       const net: NetworkNow = { groupId: 'bench', timezone: TZ, now, trips: [], updates: [], vehicles };
-      const out = buildFeed(net, 'vehicle-positions');
+      const out = await buildFeed(net, 'vehicle-positions');
       const t2 = performance.now();
       if (vehicles.length !== VEHICLES) throw new Error(`read ${vehicles.length} vehicles, expected ${VEHICLES}`);
       bytes = out.body.length;

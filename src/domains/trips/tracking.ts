@@ -29,6 +29,7 @@
  */
 import type { AppContext } from '../../platform/context.js';
 import type { Service } from '../../platform/lifecycle.js';
+import { slices } from '../../platform/slices.js';
 import type { Db, Queryable, Tx } from '../../platform/db/index.js';
 import { tripStopTimes, tripsOnServiceDate, type ScheduledTrip } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
@@ -352,7 +353,12 @@ export async function trackingOf(db: Db, groupId: string, serviceDate: string, t
   const overlayOf = (k: { trip_id: string; start_time: string | null }) => overlays.get(overlayKey(k)) ?? emptyOverlay();
 
   const out: TripTracking[] = [];
+  // The open trips of a network (the feeds read them each refresh: tens of thousands of stops) in
+  // slices, the requests waiting answered between two.
+  const turn = slices();
   for (const s of summaries) {
+    const wait = turn();
+    if (wait) await wait;
     const start = s.start_time === null ? null : formatGtfsTime(s.start_time);
     const overlay = overlayOf({ trip_id: s.trip_id, start_time: start });
     const rows = stopsOf.get(s.trip_id) ?? [];

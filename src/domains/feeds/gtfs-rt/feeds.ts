@@ -6,6 +6,7 @@
  */
 import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
 import { HTTP_URL_PATTERN } from '../../../platform/http/params.js';
+import { slices, SLICE_MS } from '../../../platform/slices.js';
 import { serviceDayStart, addDays } from '../../../platform/time.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
 import type { Built } from '../cache.js';
@@ -208,14 +209,35 @@ function afterHeader(body: Uint8Array): Buffer {
 }
 
 /** The feed as protobuf, fingerprinted without its header timestamp (the cache's ETag). */
-export function buildFeed(net: NetworkNow, feed: FeedName): Built {
+export async function buildFeed(net: NetworkNow, feed: FeedName): Promise<Built> {
   const contentType = 'application/x-protobuf';
-  const bytes = feed === 'trip-modifications'
-    ? FeedMessageWithModifications.encode(FeedMessageWithModifications.fromObject(tripModificationsObject(net))).finish()
-    : rt.FeedMessage.encode(feed === 'trip-updates' ? tripUpdatesMessage(net, net.trips) : feed === 'vehicle-positions' ? vehiclePositionsMessage(net, net.vehicles) : alertsMessage(net)).finish();
-  const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const body = feed === 'trip-modifications'
+    ? toBuffer(FeedMessageWithModifications.encode(FeedMessageWithModifications.fromObject(tripModificationsObject(net))).finish())
+    : await encodeFeedMessage(feed === 'trip-updates' ? tripUpdatesMessage(net, net.trips) : feed === 'vehicle-positions' ? vehiclePositionsMessage(net, net.vehicles) : alertsMessage(net));
   return { contentType, body, fingerprint: afterHeader(body) };
 }
+
+const toBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/**
+ * A FeedMessage encoded as FeedMessage.encode writes it (the header, field 1, then each entity,
+ * field 2: tag 0x12 and the entity length-delimited), in slices of SLICE_MS: a city's
+ * trip-updates is megabytes, and the feed requests and device batches waiting are answered
+ * between two slices.
+ */
+export async function encodeFeedMessage(msg: IFeedMessage, sliceMs = SLICE_MS): Promise<Buffer> {
+  const parts: Uint8Array[] = [rt.FeedMessage.encode({ header: msg.header, entity: [] }).finish()];
+  const turn = slices(sliceMs);
+  for (const e of msg.entity ?? []) {
+    parts.push(ENTITY_TAG, rt.FeedEntity.encodeDelimited(e).finish());
+    const wait = turn();
+    if (wait) await wait;
+  }
+  return Buffer.concat(parts);
+}
+
+/** Field 2 (entity), wire type 2 (length-delimited). */
+const ENTITY_TAG = Uint8Array.of(0x12);
 
 /** The same content as JSON (protobuf's JSON mapping: lowerCamelCase names, enums by name). */
 export function feedAsJson(feed: FeedName, body: Buffer): Buffer {

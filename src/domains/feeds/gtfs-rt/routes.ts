@@ -82,8 +82,8 @@ export function gtfsRtRoutes(fastify: FastifyInstance, cache: FeedCache) {
     }, async (req, reply) => {
       const groupId = req.params.group_id;
       const out = req.query.format === 'json'
-        ? await cache.output(groupId, `gtfs-rt/${feed}.json`, (net) => {
-          const b = buildFeed(net, feed);
+        ? await cache.output(groupId, `gtfs-rt/${feed}.json`, async (net) => {
+          const b = await buildFeed(net, feed);
           return { ...b, contentType: 'application/json; charset=utf-8', body: feedAsJson(feed, b.body) };
         })
         : await cache.output(groupId, `gtfs-rt/${feed}`, (net) => buildFeed(net, feed));
