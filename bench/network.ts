@@ -125,6 +125,8 @@ const F = {
   coverageVehicles: new Series(),
   coverageTrips: new Series(),
   buildUpperBound: new Series(),
+  /** The bench's ANALYZE of the written tables (when the server's autovacuum is off). */
+  analyzeMs: new Series(),
   /** The longest event loop delay of the server in each second. */
   eventLoopMs: new Series(),
   /** The garbage collector's longest pause in each second, its pauses in all in that second, its longest major pause. */
@@ -355,6 +357,12 @@ function sampleTripLag(tripId: string, date: string, seq: number, acceptedAt: nu
   })();
 }
 
+/** The tables the service writes under the load (what autovacuum would analyse). */
+const WRITTEN_TABLES = [
+  'positions', 'trip_events', 'passenger_counts', 'trip_runs', 'trip_tracking', 'trip_tracking_stops', 'trip_tracking_dirty', 'prediction_samples',
+  'device_latest', 'device_sign_events', 'device_history_events', 'device_history_snapshots', 'duties', 'vehicle_movements',
+];
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let running = false;
 
@@ -583,6 +591,23 @@ async function main() {
     const t3 = Date.now();
     for (const name of Object.keys(FEEDS)) await fetch(`${baseUrl}/api/v4/groups/${GROUP}${FEEDS[name as keyof typeof FEEDS]}`, { signal: AbortSignal.timeout(900_000) }).then((r) => r.arrayBuffer());
     log(`first snapshot of the feeds: ${((Date.now() - t3) / 1000).toFixed(1)} s`);
+    // PostgreSQL's autovacuum keeps the statistics of the tables being written; a server with it
+    // off (this machine's is) plans the report tables as if empty. As autovacuum would: analysed now
+    // and every minute (its default naptime), and said.
+    const autovacuum = (await admin.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]!.autovacuum;
+    const analyzer = autovacuum === 'on' ? null : new pg.Client({ connectionString: urlOf(database) });
+    const analyze = async () => {
+      if (!analyzer) return;
+      const t = Date.now();
+      const tables = (await analyzer.query<{ t: string }>(`SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL`, [WRITTEN_TABLES])).rows.map((r) => r.t);
+      await analyzer.query(`ANALYZE ${tables.join(', ')}`);
+      F.analyzeMs.add(Date.now() - t);
+    };
+    if (analyzer) {
+      await analyzer.connect();
+      log('PostgreSQL autovacuum is off on this server: the bench analyses the tables the service writes every minute, as autovacuum would');
+      await analyze();
+    }
     const sizeBefore = await databaseSizes(admin, database);
     const cpu = new CpuMeter(admin, database);
     const profile = new QueryProfile(admin, database);
@@ -595,6 +620,7 @@ async function main() {
       loop('feed lag probe', 1000, 500, () => probeFeedLag(now)),
       loop('trip object reader', 1000, 250, () => readTripObject(date)),
       loop('query profile', 1000, 0, () => profile.sample()),
+      ...(analyzer ? [loop('analyze', 60_000, 60_000, analyze)] : []),
     ];
     const simDone = simulator.run(now, onBatch, () => running);
 
@@ -611,6 +637,7 @@ async function main() {
         `  freshness: header age ${F.headerAge.describe(since, 's', 1)}, position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age ${F.buildUpperBound.describe(since, 's', 1)}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}`,
+        ...(F.analyzeMs.count() > 0 ? [`  the bench's ANALYZE of the written tables (autovacuum off) ${F.analyzeMs.describe()}`] : []),
         `  garbage collector, each second: longest pause ${F.gcPauseMs.describe(since)}; pauses in all ${F.gcTotalMs.describe(since)}; longest major pause ${F.gcMajorMs.describe(since)}`,
         `  CPU: server ${fmt((100 * (c.serverS - last.serverS)) / seconds)} %, PostgreSQL backends ${fmt((100 * (c.postgresS - last.postgresS)) / seconds)} %, load generator ${fmt((100 * process.cpuUsage().user) / 1e6 / ((Date.now() - runStart) / 1000))} % (run mean); server RSS ${fmt(child?.pid ? rssMb(child.pid) : NaN)} MB; load average ${loadavg()[0]!.toFixed(1)}`,
       ].join('\n');
@@ -632,6 +659,7 @@ async function main() {
     await simDone;
     await Promise.all(loops);
     ws.close();
+    await analyzer?.end();
     last = totalsStart;
     const sizeAfter = await databaseSizes(admin, database);
     const final = await report(runStart, `whole run, ${MINUTES} min`);
