@@ -18,8 +18,10 @@
  *    by a consumer polling each every 5 s: latency p50/p99, size, freshness (header age, position
  *    age) and coverage (vehicles in the feed / vehicles that reported within the stale window
  *    before the snapshot; trips in TripUpdates / trips in progress at the snapshot); trip object
- *    p99; live stream lag; CPU of the server and of the PostgreSQL backends of the bench database,
- *    the server's RSS; the database size per table group before and after.
+ *    p99; live stream lag; the server's event loop holds and garbage collector pauses; CPU of the
+ *    server and of the PostgreSQL backends of the bench database, the server's RSS; the database
+ *    size per table group before and after; the day's export, three times. On a PostgreSQL server
+ *    with autovacuum off, the tables the service writes are analysed every minute, as it would.
  *
  * Options: --feed (mta-queens), --minutes (10), --date YYYY-MM-DD (a weekday of the feed; default
  * the next weekday from today), --at HH:MM (08:00, the feed's local time), --vehicles N (at most
