@@ -21,6 +21,7 @@ const ALLOWED: Record<string, string> = {
   'src/platform/db/postgres.ts: names': 'prepared statement names by SQL text: a pure function of the text, bounded',
   'src/domains/feeds/siri/build.ts: formatters': 'time formatters by time zone: pure, a few',
   'src/domains/gtfs/import/files.ts: GTFS_FILE_NAMES': 'a constant (ReadonlySet)',
+  'src/domains/predictions/service.ts: timetables': "a day's timetable indexed by trip and block, per schedule object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
   'src/domains/auth/passwords.ts: dummy': 'one dummy hash, computed once, verified against for unknown emails (equal timing): a constant',
 };
 
