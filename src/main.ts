@@ -5,7 +5,7 @@ import { appContext, buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { systemClock } from './platform/clock.js';
 import type { AppContext } from './platform/context.js';
-import { describeDatabase, openDatabase, type Db } from './platform/db/index.js';
+import { autovacuumOff, describeDatabase, openDatabase, type Db } from './platform/db/index.js';
 import { migrate } from './platform/db/migrate.js';
 import { bootstrapSuperuser, createUser } from './domains/users/service.js';
 import { importGtfs } from './domains/gtfs/import/importer.js';
@@ -53,12 +53,7 @@ program
     const { applied } = await migrate(db);
     const app = await buildApp({ config: c, db });
     if (applied.length > 0) app.log.info({ migrations: applied.map((m) => `${m.version} ${m.name}`) }, 'database migrated');
-    // Without autovacuum the report tables and their daily partitions never get statistics, and
-    // PostgreSQL plans them as if empty (docs/operations.md §1: measured, exports 20 times slower).
-    if (db.kind === 'postgres') {
-      const [setting] = await db.query<{ autovacuum: string }>('SHOW autovacuum');
-      if (setting?.autovacuum !== 'on') app.log.warn('PostgreSQL autovacuum is off: the report tables get no statistics and their plans degrade; turn it on (docs/operations.md §1)');
-    }
+    if (await autovacuumOff(db)) app.log.warn('PostgreSQL autovacuum is off: the report tables get no statistics and their plans degrade; turn it on (docs/operations.md §1)');
     const superuser = await bootstrapSuperuser(app.ctx);
     if (superuser === 'created') app.log.info({ email: c.superuserEmail }, 'superuser created');
     if (c.demo !== false && !c.databaseUrl) console.log('transit-ops: preparing the embedded database (the demo network loads on the first start; TRANSIT_OPS_DEMO=0 turns it off)…');

@@ -332,9 +332,10 @@ export async function trackingOf(db: Db, groupId: string, serviceDate: string, t
   await refreshDirty(db, { groupId, dates: [serviceDate], ...(tripIds ? { tripIds } : {}) });
   const summariesRead = selectSummaries(db, groupId, serviceDate, tripIds ? [...tripIds] : null, o.open === true, new Date(now.getTime() - TRIP_CLOSE_AFTER_SECONDS * 1000));
   // The stops of the trips named (or of every trip) are read beside their summaries; those of the open trips once these are known.
-  const [summaries, stopRows] = o.open
-    ? await summariesRead.then(async (rows) => [rows, await selectStops(db, groupId, serviceDate, rows.map((s) => s.trip_id))] as const)
-    : await Promise.all([summariesRead, selectStops(db, groupId, serviceDate, tripIds ? [...tripIds] : null)]);
+  const stopsRead = o.open
+    ? summariesRead.then((rows) => selectStops(db, groupId, serviceDate, rows.map((s) => s.trip_id)))
+    : selectStops(db, groupId, serviceDate, tripIds ? [...tripIds] : null);
+  const [summaries, stopRows] = await Promise.all([summariesRead, stopsRead]);
   const stopsOf = new Map<string, StopRow[]>();
   for (const r of stopRows) (stopsOf.get(r.trip_id) ?? stopsOf.set(r.trip_id, []).get(r.trip_id)!).push(r);
 

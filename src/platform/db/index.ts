@@ -21,3 +21,14 @@ export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>
   }
   return config.dataDir.startsWith('memory://') ? 'embedded PGlite (in memory)' : `embedded PGlite in ${config.dataDir}`;
 }
+
+/**
+ * Whether a PostgreSQL server runs without autovacuum: the report tables and their daily
+ * partitions then never get statistics, and are planned as if empty (docs/operations.md §1).
+ * False on the embedded engine (one process, its own defaults).
+ */
+export async function autovacuumOff(db: Db): Promise<boolean> {
+  if (db.kind !== 'postgres') return false;
+  const [setting] = await db.query<{ autovacuum: string }>('SHOW autovacuum');
+  return setting?.autovacuum !== 'on';
+}
