@@ -209,12 +209,12 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     const built = f.clock.now();
     const before = await readFeed(f, 'trip-updates');
     await f.t.db.transaction(async (tx) => {
-      await tx.query('LOCK TABLE trip_updates IN ACCESS EXCLUSIVE MODE');
+      await tx.query('LOCK TABLE trip_tracking IN ACCESS EXCLUSIVE MODE');
       f.clock.advance(5_000);
       const first = await answered(readFeed(f, 'trip-updates'), 'the request that starts the rebuild');
       expect(first.message!.header.timestamp).toBe(built.getTime() / 1000);
       // The rebuild is waiting for the lock.
-      await eventually(async () => (await f.t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'trip_updates'::regclass"))[0]!.n > 0, 'the rebuild waiting for the lock');
+      await eventually(async () => (await f.t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'trip_tracking'::regclass"))[0]!.n > 0, 'the rebuild waiting for the lock');
       const during = await answered(Promise.all([readFeed(f, 'trip-updates'), readFeed(f, 'vehicle-positions'), readFeed(f, 'trip-updates', { 'if-none-match': before.headers.etag as string })]), 'a feed request');
       expect(during.slice(0, 2).map((r) => r.message!.header.timestamp)).toEqual([built.getTime() / 1000, built.getTime() / 1000]);
       expect(during[2].status).toBe(304);

@@ -2,7 +2,9 @@
  * The gtfs_publications table, the append-only publication list: which version is published, and
  * the two questions asked of it. Both the GTFS services and the rail links ask them, so they live here once.
  */
-import type { Queryable } from '../../../platform/db/index.js';
+import { cachePerDb } from '../../../platform/cache.js';
+import { systemClock } from '../../../platform/clock.js';
+import { isHandle, type Queryable } from '../../../platform/db/index.js';
 
 /** The gtfs_id of the version published now (published last), or null before any publication. */
 export async function publishedGtfsId(db: Queryable, groupId: string): Promise<string | null> {
@@ -18,7 +20,20 @@ export async function publishedGtfsId(db: Queryable, groupId: string): Promise<s
  * before the date, dates of publication taken in the group's time zone; before the first
  * publication, the first published version. Null when nothing was ever published.
  */
-export async function versionInForce(db: Queryable, groupId: string, serviceDate: string): Promise<string | null> {
+export function versionInForce(db: Queryable, groupId: string, serviceDate: string): Promise<string | null> {
+  if (!isHandle(db)) return selectVersionInForce(db, groupId, serviceDate);
+  return versionsInForce(db, systemClock, VERSION_TTL_MS).get(`${groupId}\n${serviceDate}`, () => selectVersionInForce(db, groupId, serviceDate));
+}
+
+/**
+ * The version in force by group and date, per database handle, kept exact by the change feed: a
+ * trip object asks it several times (its schedule, its recomputation, its prediction), and it
+ * changes only with a publication (or the group's time zone). The TTL only bounds a lost notification.
+ */
+const versionsInForce = cachePerDb<string | null>({ only: ['gtfs_publications', 'groups'] });
+const VERSION_TTL_MS = 60_000;
+
+async function selectVersionInForce(db: Queryable, groupId: string, serviceDate: string): Promise<string | null> {
   const rows = await db.query<{ gtfs_id: string }>(
     `(SELECT p.gtfs_id, 0 AS rank FROM gtfs_publications p JOIN groups g USING (group_id)
       WHERE p.group_id = $1 AND (p.published_at AT TIME ZONE g.timezone)::date <= $2::date
