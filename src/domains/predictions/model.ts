@@ -12,7 +12,7 @@ import type { Db, Queryable } from '../../platform/db/index.js';
 import { addDays, localDate } from '../../platform/time.js';
 import { getGroup } from '../groups/service.js';
 import type { SegmentStats } from './predict.js';
-import { deleteSegments, insertLearnedSegments, selectDayTypes, selectModel, selectSegments, selectStaleGroups, tryBuildLock, upsertModel } from './queries/model.js';
+import { deleteSegments, insertLearnedSegments, selectDayTypes, selectModelSegments, selectStaleGroups, tryBuildLock, upsertModel } from './queries/model.js';
 
 export const DAY_TYPES = ['weekday', 'saturday', 'sunday'] as const;
 export type DayType = (typeof DAY_TYPES)[number];
@@ -79,12 +79,15 @@ export function segmentKey(patternKey: string, fromStopId: string, toStopId: str
  * query. Null when the group has no model yet (then every prediction follows the schedule).
  */
 export async function loadModel(db: Queryable, groupId: string, q: { patternKeys: readonly string[]; dayType: DayType; from: number; to: number }): Promise<LoadedModel | null> {
-  const m = await selectModel(db, groupId);
-  if (!m) return null;
-  const rows = await selectSegments(db, groupId, [...new Set(q.patternKeys)], q.dayType, Math.floor(q.from / m.band_seconds), Math.floor(q.to / m.band_seconds));
+  const rows = await selectModelSegments(db, groupId, [...new Set(q.patternKeys)], q.dayType, q.from, q.to);
+  if (rows.length === 0) return null;
   const segments = new Map<string, SegmentStats>();
-  for (const { pattern_key, from_stop_id, to_stop_id, time_band, ...s } of rows) segments.set(segmentKey(pattern_key, from_stop_id, to_stop_id, time_band), s);
-  return { bandSeconds: m.band_seconds, segments };
+  for (const r of rows) {
+    if (r.pattern_key === null) continue;
+    const { band_seconds: _, pattern_key, from_stop_id, to_stop_id, time_band, ...s } = r;
+    segments.set(segmentKey(pattern_key, from_stop_id, to_stop_id, time_band), s);
+  }
+  return { bandSeconds: rows[0]!.band_seconds, segments };
 }
 
 /** The groups whose model is missing or older than `maxAgeHours` and that have tracking history to learn from. */

@@ -97,18 +97,21 @@ export async function upsertModel(tx: Tx, groupId: string, now: Date, bandSecond
 }
 
 /** The group's model, if built. */
-export async function selectModel(db: Queryable, groupId: string): Promise<{ band_seconds: number } | undefined> {
-  return (await db.query<{ band_seconds: number }>('SELECT band_seconds FROM prediction_models WHERE group_id = $1', [groupId]))[0];
-}
-
-/** The segments of these route directions in a day type, bands `fromBand` to `toBand`. */
-export function selectSegments(
-  db: Queryable, groupId: string, patternKeys: string[], dayType: DayType, fromBand: number, toBand: number,
-): Promise<(SegmentStats & { pattern_key: string; from_stop_id: string; to_stop_id: string; time_band: number })[]> {
-  return db.query<SegmentStats & { pattern_key: string; from_stop_id: string; to_stop_id: string; time_band: number }>(
-    `SELECT pattern_key, from_stop_id, to_stop_id, time_band, n, median_run_s, p10_run_s, p90_run_s, median_dwell_s FROM prediction_segments
-     WHERE group_id = $1 AND pattern_key = ANY($2::text[]) AND day_type = $3 AND time_band BETWEEN $4 AND $5`,
-    [groupId, patternKeys, dayType, fromBand, toBand],
+/**
+ * The model's band width and its segments of these route directions in a day type, in the bands
+ * holding the seconds `from` to `to` of the service day (one statement: a trip object waits for
+ * it). No row: no model; one row of nulls besides band_seconds: a model without such segments.
+ */
+export function selectModelSegments(
+  db: Queryable, groupId: string, patternKeys: string[], dayType: DayType, from: number, to: number,
+): Promise<({ band_seconds: number } & ({ pattern_key: string; from_stop_id: string; to_stop_id: string; time_band: number } & SegmentStats | { pattern_key: null }))[]> {
+  return db.query(
+    `SELECT m.band_seconds, s.pattern_key, s.from_stop_id, s.to_stop_id, s.time_band, s.n, s.median_run_s, s.p10_run_s, s.p90_run_s, s.median_dwell_s
+     FROM prediction_models m
+     LEFT JOIN prediction_segments s ON s.group_id = m.group_id AND s.pattern_key = ANY($2::text[]) AND s.day_type = $3
+       AND s.time_band BETWEEN floor($4::float8 / m.band_seconds)::int AND floor($5::float8 / m.band_seconds)::int
+     WHERE m.group_id = $1`,
+    [groupId, patternKeys, dayType, from, to],
   );
 }
 

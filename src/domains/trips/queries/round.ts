@@ -2,7 +2,7 @@
  * The statements of a tracking round (trips/tracking/round.ts): what was recorded of the round's
  * trips, read set-based from the device's reports (trip_events, positions, trip_runs,
  * passenger_counts) and the duties of their devices, read-only (a read model, listed in
- * test/platform/owners.test.ts); and the one transaction writing the round's results into
+ * test/platform/owners.test.ts); and the one statement writing the round's results into
  * trip_tracking and trip_tracking_stops and clearing the dirty marks it read.
  */
 import type { Db } from '../../../platform/db/index.js';
@@ -59,8 +59,28 @@ export const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 const intArray = (values: readonly number[]) => `{${values.join(',')}}`;
 
+/** A statement and its parameters. */
+type Part = [text: string, params: unknown[]];
+
 /**
- * The round's results in one transaction: the stop rows no longer scheduled deleted, the trips
+ * Statements as one: each a data-modifying WITH query of the next (their $n renumbered), so they
+ * commit together in one round trip instead of BEGIN, each statement and COMMIT (seven waits for
+ * the connection and the event loop under load). They see one snapshot; the rows each touches are
+ * disjoint from the others'. PostgreSQL runs them in the order written.
+ */
+function together(parts: readonly Part[]): Part {
+  if (parts.length === 1) return parts[0]!;
+  const params: unknown[] = [];
+  const ctes = parts.map(([text, p], i) => {
+    const offset = params.length;
+    params.push(...p);
+    return `w${i} AS (${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+  });
+  return [`WITH ${ctes.join(',\n')}\nSELECT 1`, params];
+}
+
+/**
+ * The round's results in one statement (see together): the stop rows no longer scheduled deleted, the trips
  * with nothing recorded deleted, every stop row and trip row upserted (one statement each, arrays
  * through unnest; a stop row that did not change is not rewritten), and `marks` cleared unless a
  * newer report marked the trip again meanwhile.
@@ -73,111 +93,108 @@ export async function writeRound(db: Db, results: readonly { key: TripKey; resul
   const stopped = results.filter((r) => r.result !== null) as { key: TripKey; result: TripResult }[];
   const stops = stopped.flatMap(({ key, result }) => result.stops.map((s) => ({ key, r: s })));
   const col = <T, V>(rows: readonly T[], f: (r: T) => V) => rows.map(f);
-  await db.transaction(async (tx) => {
-    if (results.length > 0) {
-      // Stop rows of the round's trips that are no longer scheduled (or whose trip has nothing recorded).
-      // (Each trip with the list of its stop_sequences kept: a join on the key, then a short array test per row.)
-      await tx.query(
-        `DELETE FROM trip_tracking_stops s USING unnest($1::text[], $2::date[], $3::text[], $4::text[]) AS k(g, d, t, kept)
-         WHERE s.group_id = k.g AND s.service_date = k.d AND s.trip_id = k.t AND NOT (s.stop_sequence = ANY(k.kept::int[]))`,
-        [col(results, (r) => r.key.group_id), col(results, (r) => r.key.service_date), col(results, (r) => r.key.trip_id),
-          col(results, (r) => intArray(r.result?.stops.map((x) => x.s.stop_sequence) ?? []))],
-      );
-      const gone = results.filter((r) => r.result === null);
-      if (gone.length > 0) {
-        await tx.query(
-          `DELETE FROM trip_tracking t USING unnest($1::text[], $2::date[], $3::text[]) AS k(g, d, t)
-           WHERE t.group_id = k.g AND t.service_date = k.d AND t.trip_id = k.t`,
-          [col(gone, (r) => r.key.group_id), col(gone, (r) => r.key.service_date), col(gone, (r) => r.key.trip_id)],
-        );
-      }
+  const parts: Part[] = [];
+  if (results.length > 0) {
+    // Stop rows of the round's trips that are no longer scheduled (or whose trip has nothing recorded).
+    // (Each trip with the list of its stop_sequences kept: a join on the key, then a short array test per row.)
+    parts.push([
+      `DELETE FROM trip_tracking_stops s USING unnest($1::text[], $2::date[], $3::text[], $4::text[]) AS k(g, d, t, kept)
+       WHERE s.group_id = k.g AND s.service_date = k.d AND s.trip_id = k.t AND NOT (s.stop_sequence = ANY(k.kept::int[]))`,
+      [col(results, (r) => r.key.group_id), col(results, (r) => r.key.service_date), col(results, (r) => r.key.trip_id),
+        col(results, (r) => intArray(r.result?.stops.map((x) => x.s.stop_sequence) ?? []))]]);
+    const gone = results.filter((r) => r.result === null);
+    if (gone.length > 0) {
+      parts.push([
+        `DELETE FROM trip_tracking t USING unnest($1::text[], $2::date[], $3::text[]) AS k(g, d, t)
+         WHERE t.group_id = k.g AND t.service_date = k.d AND t.trip_id = k.t`,
+        [col(gone, (r) => r.key.group_id), col(gone, (r) => r.key.service_date), col(gone, (r) => r.key.trip_id)]]);
     }
-    if (stops.length > 0) {
-      await tx.query(
-        `INSERT INTO trip_tracking_stops AS o (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
-           actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out, actual_arrival_at, actual_departure_at)
-         SELECT u.g, u.d, u.t, u.stop_sequence, u.stop_id, u.stop_name, u.stop_lat, u.stop_lon, u.sa, u.sd, u.actual_at, u.source, u.delay_seconds, u.lat, u.lon, u.gps_valid,
-                u.device_id, u.vehicle_id, u.driver_id, u.di::int[], u.dout::int[], u.aa, u.ad
-         FROM unnest($1::text[], $2::date[], $3::text[], $4::int[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[],
-           $13::int[], $14::float8[], $15::float8[], $16::bool[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::timestamptz[], $23::timestamptz[])
-           AS u(g, d, t, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, sa, sd, actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, di, dout, aa, ad)
-         ON CONFLICT (group_id, service_date, trip_id, stop_sequence) DO UPDATE SET
-           stop_id = EXCLUDED.stop_id, stop_name = EXCLUDED.stop_name, stop_lat = EXCLUDED.stop_lat, stop_lon = EXCLUDED.stop_lon,
-           scheduled_arrival_at = EXCLUDED.scheduled_arrival_at, scheduled_departure_at = EXCLUDED.scheduled_departure_at, actual_at = EXCLUDED.actual_at,
-           source = EXCLUDED.source, delay_seconds = EXCLUDED.delay_seconds, lat = EXCLUDED.lat, lon = EXCLUDED.lon, gps_valid = EXCLUDED.gps_valid,
-           device_id = EXCLUDED.device_id, vehicle_id = EXCLUDED.vehicle_id, driver_id = EXCLUDED.driver_id, doors_in = EXCLUDED.doors_in, doors_out = EXCLUDED.doors_out,
-           actual_arrival_at = EXCLUDED.actual_arrival_at, actual_departure_at = EXCLUDED.actual_departure_at
-         WHERE (o.stop_id, o.stop_name, o.stop_lat, o.stop_lon, o.scheduled_arrival_at, o.scheduled_departure_at, o.actual_at, o.source, o.delay_seconds, o.lat, o.lon,
-                o.gps_valid, o.device_id, o.vehicle_id, o.driver_id, o.doors_in, o.doors_out, o.actual_arrival_at, o.actual_departure_at)
-           IS DISTINCT FROM (EXCLUDED.stop_id, EXCLUDED.stop_name, EXCLUDED.stop_lat, EXCLUDED.stop_lon, EXCLUDED.scheduled_arrival_at, EXCLUDED.scheduled_departure_at,
-                EXCLUDED.actual_at, EXCLUDED.source, EXCLUDED.delay_seconds, EXCLUDED.lat, EXCLUDED.lon, EXCLUDED.gps_valid, EXCLUDED.device_id, EXCLUDED.vehicle_id,
-                EXCLUDED.driver_id, EXCLUDED.doors_in, EXCLUDED.doors_out, EXCLUDED.actual_arrival_at, EXCLUDED.actual_departure_at)`,
-        [
-          col(stops, (x) => x.key.group_id), col(stops, (x) => x.key.service_date), col(stops, (x) => x.key.trip_id),
-          col(stops, (x) => x.r.s.stop_sequence), col(stops, (x) => x.r.s.stop_id), col(stops, (x) => x.r.s.stop_name), col(stops, (x) => x.r.s.stop_lat), col(stops, (x) => x.r.s.stop_lon),
-          col(stops, (x) => x.r.s.arrival_at), col(stops, (x) => x.r.s.departure_at), col(stops, (x) => x.r.p?.at ?? null), col(stops, (x) => x.r.p?.source ?? null),
-          col(stops, (x) => x.r.delay), col(stops, (x) => x.r.p?.lat ?? null), col(stops, (x) => x.r.p?.lon ?? null), col(stops, (x) => x.r.p?.gps_valid ?? null),
-          col(stops, (x) => x.r.p?.device_id ?? null), col(stops, (x) => x.r.vehicle), col(stops, (x) => x.r.driver),
-          // int[][] does not travel through unnest as rows: each row's door list as an array literal.
-          col(stops, (x) => intArray(x.r.in)), col(stops, (x) => intArray(x.r.out)),
-          col(stops, (x) => x.r.arrival), col(stops, (x) => x.r.departure),
-        ],
-      );
-    }
-    if (stopped.length > 0) {
-      const t = stopped;
-      await tx.query(
-        `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, start_time, gtfs_id, scheduled_start_at, scheduled_end_at, started_at, ended_at, end_reported,
-           last_report_at, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops, unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km,
-           off_itinerary_km, reliable_km, unreliable_km, percent_km, positions, invalid_positions, boardings, alightings, max_load, device_ids, vehicle_ids, driver_ids,
-           direction_id, block_id, headsign, first_stop_id, last_stop_id, last_sequence, doors, computed_at)
-         SELECT u.g, u.d, u.t, u.route_id, u.start_time, u.gtfs_id, u.ssa, u.sea, u.started_at, u.ended_at, u.end_reported, u.last_report_at, u.delay_seconds, u.delay_stop_sequence,
-                u.planned_stops, u.recorded_stops, u.unpassed::int[], u.last_passed_sequence, u.tk, u.vk, u.rck, u.oik, u.rk, u.uk, u.pk, u.positions, u.invalid_positions,
-                u.boardings, u.alightings, u.max_load, u.dev::text[], u.veh::text[], u.drv::text[], u.direction_id, u.block_id, u.headsign, u.first_stop_id, u.last_stop_id,
-                u.last_sequence, u.doors, now()
-         FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::bool[],
-           $12::timestamptz[], $13::int[], $14::int[], $15::int[], $16::int[], $17::text[], $18::int[], $19::float8[], $20::float8[], $21::float8[], $22::float8[], $23::float8[],
-           $24::float8[], $25::float8[], $26::int[], $27::int[], $28::int[], $29::int[], $30::int[], $31::text[], $32::text[], $33::text[], $34::int[], $35::text[], $36::text[],
-           $37::text[], $38::text[], $39::int[], $40::int[])
-           AS u(g, d, t, route_id, start_time, gtfs_id, ssa, sea, started_at, ended_at, end_reported, last_report_at, delay_seconds, delay_stop_sequence, planned_stops,
-                recorded_stops, unpassed, last_passed_sequence, tk, vk, rck, oik, rk, uk, pk, positions, invalid_positions, boardings, alightings, max_load, dev, veh, drv,
-                direction_id, block_id, headsign, first_stop_id, last_stop_id, last_sequence, doors)
-         ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET
-           route_id = EXCLUDED.route_id, start_time = EXCLUDED.start_time, gtfs_id = EXCLUDED.gtfs_id, scheduled_start_at = EXCLUDED.scheduled_start_at,
-           scheduled_end_at = EXCLUDED.scheduled_end_at, started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, end_reported = EXCLUDED.end_reported,
-           last_report_at = EXCLUDED.last_report_at, delay_seconds = EXCLUDED.delay_seconds, delay_stop_sequence = EXCLUDED.delay_stop_sequence,
-           planned_stops = EXCLUDED.planned_stops, recorded_stops = EXCLUDED.recorded_stops, unpassed_stops = EXCLUDED.unpassed_stops,
-           last_passed_sequence = EXCLUDED.last_passed_sequence, tk = EXCLUDED.tk, vk = EXCLUDED.vk, recorded_commercial_km = EXCLUDED.recorded_commercial_km,
-           off_itinerary_km = EXCLUDED.off_itinerary_km, reliable_km = EXCLUDED.reliable_km, unreliable_km = EXCLUDED.unreliable_km, percent_km = EXCLUDED.percent_km,
-           positions = EXCLUDED.positions, invalid_positions = EXCLUDED.invalid_positions, boardings = EXCLUDED.boardings, alightings = EXCLUDED.alightings,
-           max_load = EXCLUDED.max_load, device_ids = EXCLUDED.device_ids, vehicle_ids = EXCLUDED.vehicle_ids, driver_ids = EXCLUDED.driver_ids,
-           direction_id = EXCLUDED.direction_id, block_id = EXCLUDED.block_id, headsign = EXCLUDED.headsign, first_stop_id = EXCLUDED.first_stop_id,
-           last_stop_id = EXCLUDED.last_stop_id, last_sequence = EXCLUDED.last_sequence, doors = EXCLUDED.doors, computed_at = now()`,
-        [
-          col(t, (x) => x.key.group_id), col(t, (x) => x.key.service_date), col(t, (x) => x.key.trip_id),
-          col(t, (x) => x.result.route_id), col(t, (x) => x.result.start_time), col(t, (x) => x.result.gtfs_id), col(t, (x) => x.result.scheduled_start_at),
-          col(t, (x) => x.result.scheduled_end_at), col(t, (x) => x.result.started_at), col(t, (x) => x.result.ended_at), col(t, (x) => x.result.end_reported),
-          col(t, (x) => x.result.last_report_at), col(t, (x) => x.result.delay_seconds), col(t, (x) => x.result.delay_stop_sequence),
-          col(t, (x) => x.result.planned_stops), col(t, (x) => x.result.recorded_stops), col(t, (x) => intArray(x.result.unpassed_stops)),
-          col(t, (x) => x.result.last_passed_sequence), col(t, (x) => x.result.km.tk), col(t, (x) => x.result.km.vk), col(t, (x) => x.result.km.recorded_commercial_km),
-          col(t, (x) => x.result.km.off_itinerary_km), col(t, (x) => x.result.km.reliable_km), col(t, (x) => x.result.km.unreliable_km), col(t, (x) => x.result.km.percent_km),
-          col(t, (x) => x.result.positions), col(t, (x) => x.result.invalid_positions), col(t, (x) => x.result.boardings), col(t, (x) => x.result.alightings),
-          col(t, (x) => x.result.max_load), col(t, (x) => textArray(x.result.device_ids)), col(t, (x) => textArray(x.result.vehicle_ids)), col(t, (x) => textArray(x.result.driver_ids)),
-          col(t, (x) => x.result.direction_id), col(t, (x) => x.result.block_id), col(t, (x) => x.result.headsign), col(t, (x) => x.result.first_stop_id),
-          col(t, (x) => x.result.last_stop_id), col(t, (x) => x.result.last_sequence), col(t, (x) => x.result.doors),
-        ],
-      );
-    }
-    if (marks.length > 0) {
-      // A mark that ingest holds locked is being made newer: it stays (SKIP LOCKED), and the round
-      // never waits for an ingest transaction (which waits for this one's marks: no deadlock).
-      await tx.query(
-        `DELETE FROM trip_tracking_dirty WHERE ctid IN (
-           SELECT d.ctid FROM trip_tracking_dirty d JOIN unnest($1::text[], $2::date[], $3::text[], $4::timestamptz[]) AS m(g, s, t, at)
-             ON d.group_id = m.g AND d.service_date = m.s AND d.trip_id = m.t AND d.marked_at <= m.at
-           ORDER BY d.group_id, d.service_date, d.trip_id FOR UPDATE OF d SKIP LOCKED)`,
-        [col(marks, (m) => m.group_id), col(marks, (m) => m.service_date), col(marks, (m) => m.trip_id), col(marks, (m) => m.marked_at)],
-      );
-    }
-  });
+  }
+  if (stops.length > 0) {
+    parts.push([
+      `INSERT INTO trip_tracking_stops AS o (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
+         actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out, actual_arrival_at, actual_departure_at)
+       SELECT u.g, u.d, u.t, u.stop_sequence, u.stop_id, u.stop_name, u.stop_lat, u.stop_lon, u.sa, u.sd, u.actual_at, u.source, u.delay_seconds, u.lat, u.lon, u.gps_valid,
+              u.device_id, u.vehicle_id, u.driver_id, u.di::int[], u.dout::int[], u.aa, u.ad
+       FROM unnest($1::text[], $2::date[], $3::text[], $4::int[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[],
+         $13::int[], $14::float8[], $15::float8[], $16::bool[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::timestamptz[], $23::timestamptz[])
+         AS u(g, d, t, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, sa, sd, actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, di, dout, aa, ad)
+       ON CONFLICT (group_id, service_date, trip_id, stop_sequence) DO UPDATE SET
+         stop_id = EXCLUDED.stop_id, stop_name = EXCLUDED.stop_name, stop_lat = EXCLUDED.stop_lat, stop_lon = EXCLUDED.stop_lon,
+         scheduled_arrival_at = EXCLUDED.scheduled_arrival_at, scheduled_departure_at = EXCLUDED.scheduled_departure_at, actual_at = EXCLUDED.actual_at,
+         source = EXCLUDED.source, delay_seconds = EXCLUDED.delay_seconds, lat = EXCLUDED.lat, lon = EXCLUDED.lon, gps_valid = EXCLUDED.gps_valid,
+         device_id = EXCLUDED.device_id, vehicle_id = EXCLUDED.vehicle_id, driver_id = EXCLUDED.driver_id, doors_in = EXCLUDED.doors_in, doors_out = EXCLUDED.doors_out,
+         actual_arrival_at = EXCLUDED.actual_arrival_at, actual_departure_at = EXCLUDED.actual_departure_at
+       WHERE (o.stop_id, o.stop_name, o.stop_lat, o.stop_lon, o.scheduled_arrival_at, o.scheduled_departure_at, o.actual_at, o.source, o.delay_seconds, o.lat, o.lon,
+              o.gps_valid, o.device_id, o.vehicle_id, o.driver_id, o.doors_in, o.doors_out, o.actual_arrival_at, o.actual_departure_at)
+         IS DISTINCT FROM (EXCLUDED.stop_id, EXCLUDED.stop_name, EXCLUDED.stop_lat, EXCLUDED.stop_lon, EXCLUDED.scheduled_arrival_at, EXCLUDED.scheduled_departure_at,
+              EXCLUDED.actual_at, EXCLUDED.source, EXCLUDED.delay_seconds, EXCLUDED.lat, EXCLUDED.lon, EXCLUDED.gps_valid, EXCLUDED.device_id, EXCLUDED.vehicle_id,
+              EXCLUDED.driver_id, EXCLUDED.doors_in, EXCLUDED.doors_out, EXCLUDED.actual_arrival_at, EXCLUDED.actual_departure_at)`,
+      [
+        col(stops, (x) => x.key.group_id), col(stops, (x) => x.key.service_date), col(stops, (x) => x.key.trip_id),
+        col(stops, (x) => x.r.s.stop_sequence), col(stops, (x) => x.r.s.stop_id), col(stops, (x) => x.r.s.stop_name), col(stops, (x) => x.r.s.stop_lat), col(stops, (x) => x.r.s.stop_lon),
+        col(stops, (x) => x.r.s.arrival_at), col(stops, (x) => x.r.s.departure_at), col(stops, (x) => x.r.p?.at ?? null), col(stops, (x) => x.r.p?.source ?? null),
+        col(stops, (x) => x.r.delay), col(stops, (x) => x.r.p?.lat ?? null), col(stops, (x) => x.r.p?.lon ?? null), col(stops, (x) => x.r.p?.gps_valid ?? null),
+        col(stops, (x) => x.r.p?.device_id ?? null), col(stops, (x) => x.r.vehicle), col(stops, (x) => x.r.driver),
+        // int[][] does not travel through unnest as rows: each row's door list as an array literal.
+        col(stops, (x) => intArray(x.r.in)), col(stops, (x) => intArray(x.r.out)),
+        col(stops, (x) => x.r.arrival), col(stops, (x) => x.r.departure),
+      ],
+    ]);
+  }
+  if (stopped.length > 0) {
+    const t = stopped;
+    parts.push([
+      `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, start_time, gtfs_id, scheduled_start_at, scheduled_end_at, started_at, ended_at, end_reported,
+         last_report_at, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops, unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km,
+         off_itinerary_km, reliable_km, unreliable_km, percent_km, positions, invalid_positions, boardings, alightings, max_load, device_ids, vehicle_ids, driver_ids,
+         direction_id, block_id, headsign, first_stop_id, last_stop_id, last_sequence, doors, computed_at)
+       SELECT u.g, u.d, u.t, u.route_id, u.start_time, u.gtfs_id, u.ssa, u.sea, u.started_at, u.ended_at, u.end_reported, u.last_report_at, u.delay_seconds, u.delay_stop_sequence,
+              u.planned_stops, u.recorded_stops, u.unpassed::int[], u.last_passed_sequence, u.tk, u.vk, u.rck, u.oik, u.rk, u.uk, u.pk, u.positions, u.invalid_positions,
+              u.boardings, u.alightings, u.max_load, u.dev::text[], u.veh::text[], u.drv::text[], u.direction_id, u.block_id, u.headsign, u.first_stop_id, u.last_stop_id,
+              u.last_sequence, u.doors, now()
+       FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::bool[],
+         $12::timestamptz[], $13::int[], $14::int[], $15::int[], $16::int[], $17::text[], $18::int[], $19::float8[], $20::float8[], $21::float8[], $22::float8[], $23::float8[],
+         $24::float8[], $25::float8[], $26::int[], $27::int[], $28::int[], $29::int[], $30::int[], $31::text[], $32::text[], $33::text[], $34::int[], $35::text[], $36::text[],
+         $37::text[], $38::text[], $39::int[], $40::int[])
+         AS u(g, d, t, route_id, start_time, gtfs_id, ssa, sea, started_at, ended_at, end_reported, last_report_at, delay_seconds, delay_stop_sequence, planned_stops,
+              recorded_stops, unpassed, last_passed_sequence, tk, vk, rck, oik, rk, uk, pk, positions, invalid_positions, boardings, alightings, max_load, dev, veh, drv,
+              direction_id, block_id, headsign, first_stop_id, last_stop_id, last_sequence, doors)
+       ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET
+         route_id = EXCLUDED.route_id, start_time = EXCLUDED.start_time, gtfs_id = EXCLUDED.gtfs_id, scheduled_start_at = EXCLUDED.scheduled_start_at,
+         scheduled_end_at = EXCLUDED.scheduled_end_at, started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, end_reported = EXCLUDED.end_reported,
+         last_report_at = EXCLUDED.last_report_at, delay_seconds = EXCLUDED.delay_seconds, delay_stop_sequence = EXCLUDED.delay_stop_sequence,
+         planned_stops = EXCLUDED.planned_stops, recorded_stops = EXCLUDED.recorded_stops, unpassed_stops = EXCLUDED.unpassed_stops,
+         last_passed_sequence = EXCLUDED.last_passed_sequence, tk = EXCLUDED.tk, vk = EXCLUDED.vk, recorded_commercial_km = EXCLUDED.recorded_commercial_km,
+         off_itinerary_km = EXCLUDED.off_itinerary_km, reliable_km = EXCLUDED.reliable_km, unreliable_km = EXCLUDED.unreliable_km, percent_km = EXCLUDED.percent_km,
+         positions = EXCLUDED.positions, invalid_positions = EXCLUDED.invalid_positions, boardings = EXCLUDED.boardings, alightings = EXCLUDED.alightings,
+         max_load = EXCLUDED.max_load, device_ids = EXCLUDED.device_ids, vehicle_ids = EXCLUDED.vehicle_ids, driver_ids = EXCLUDED.driver_ids,
+         direction_id = EXCLUDED.direction_id, block_id = EXCLUDED.block_id, headsign = EXCLUDED.headsign, first_stop_id = EXCLUDED.first_stop_id,
+         last_stop_id = EXCLUDED.last_stop_id, last_sequence = EXCLUDED.last_sequence, doors = EXCLUDED.doors, computed_at = now()`,
+      [
+        col(t, (x) => x.key.group_id), col(t, (x) => x.key.service_date), col(t, (x) => x.key.trip_id),
+        col(t, (x) => x.result.route_id), col(t, (x) => x.result.start_time), col(t, (x) => x.result.gtfs_id), col(t, (x) => x.result.scheduled_start_at),
+        col(t, (x) => x.result.scheduled_end_at), col(t, (x) => x.result.started_at), col(t, (x) => x.result.ended_at), col(t, (x) => x.result.end_reported),
+        col(t, (x) => x.result.last_report_at), col(t, (x) => x.result.delay_seconds), col(t, (x) => x.result.delay_stop_sequence),
+        col(t, (x) => x.result.planned_stops), col(t, (x) => x.result.recorded_stops), col(t, (x) => intArray(x.result.unpassed_stops)),
+        col(t, (x) => x.result.last_passed_sequence), col(t, (x) => x.result.km.tk), col(t, (x) => x.result.km.vk), col(t, (x) => x.result.km.recorded_commercial_km),
+        col(t, (x) => x.result.km.off_itinerary_km), col(t, (x) => x.result.km.reliable_km), col(t, (x) => x.result.km.unreliable_km), col(t, (x) => x.result.km.percent_km),
+        col(t, (x) => x.result.positions), col(t, (x) => x.result.invalid_positions), col(t, (x) => x.result.boardings), col(t, (x) => x.result.alightings),
+        col(t, (x) => x.result.max_load), col(t, (x) => textArray(x.result.device_ids)), col(t, (x) => textArray(x.result.vehicle_ids)), col(t, (x) => textArray(x.result.driver_ids)),
+        col(t, (x) => x.result.direction_id), col(t, (x) => x.result.block_id), col(t, (x) => x.result.headsign), col(t, (x) => x.result.first_stop_id),
+        col(t, (x) => x.result.last_stop_id), col(t, (x) => x.result.last_sequence), col(t, (x) => x.result.doors),
+      ],
+    ]);
+  }
+  if (marks.length > 0) {
+    // A mark that ingest holds locked is being made newer: it stays (SKIP LOCKED), and the round
+    // never waits for an ingest transaction (which waits for this one's marks: no deadlock).
+    parts.push([
+      `DELETE FROM trip_tracking_dirty WHERE ctid IN (
+         SELECT d.ctid FROM trip_tracking_dirty d JOIN unnest($1::text[], $2::date[], $3::text[], $4::timestamptz[]) AS m(g, s, t, at)
+           ON d.group_id = m.g AND d.service_date = m.s AND d.trip_id = m.t AND d.marked_at <= m.at
+         ORDER BY d.group_id, d.service_date, d.trip_id FOR UPDATE OF d SKIP LOCKED)`,
+      [col(marks, (m) => m.group_id), col(marks, (m) => m.service_date), col(marks, (m) => m.trip_id), col(marks, (m) => m.marked_at)]]);
+  }
+  await db.query(...together(parts));
 }

@@ -11,7 +11,7 @@
  *   trips, one statement each, bounded to the service dates' windows (reportWindow) so
  *   PostgreSQL reads only the partitions that can hold them; the duties of all their devices;
  * - the computation, pure (compute.ts), per trip;
- * - one transaction writing everything: the stop rows no longer scheduled deleted, the trips with
+ * - one statement writing everything (its parts committed together): the stop rows no longer scheduled deleted, the trips with
  *   nothing recorded deleted, every stop row and every trip row upserted (one statement each,
  *   arrays through unnest; a stop row that did not change is not rewritten), and the dirty marks
  *   the round read cleared unless a newer report marked the trip again meanwhile.
