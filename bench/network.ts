@@ -32,7 +32,9 @@
  * under `node --cpu-prof`: its profile is written into DIR when it stops; open it in Chrome's
  * DevTools, or summarise it with `npx tsx bench/cpu-profile.ts DIR/<file>.cpuprofile`),
  * --history-days N (the N days before the measured one filled with copies of its morning so far,
- * bench/network-history.ts: the cost of a month of reports), --help.
+ * bench/network-history.ts: the cost of a month of reports), --no-feeds (no feed consumer and no
+ * feed-lag probe: the service without passenger feeds to rebuild, to tell their cost on the other
+ * figures), --help.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -65,6 +67,7 @@ const { values: args } = parseArgs({
     load: { type: 'string', default: 'sim' },
     'cpu-prof': { type: 'string' },
     'history-days': { type: 'string', default: '0' },
+    'no-feeds': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -618,8 +621,10 @@ async function main() {
     running = true;
     ws = subscribeLive();
     const loops = [
-      ...Object.keys(FEEDS).map((name, i) => loop(name, 5000, 1250 * i, () => fetchFeed(name as keyof typeof FEEDS, now))),
-      loop('feed lag probe', 1000, 500, () => probeFeedLag(now)),
+      ...(args['no-feeds'] ? [] : [
+        ...Object.keys(FEEDS).map((name, i) => loop(name, 5000, 1250 * i, () => fetchFeed(name as keyof typeof FEEDS, now))),
+        loop('feed lag probe', 1000, 500, () => probeFeedLag(now)),
+      ]),
       loop('trip object reader', 1000, 250, () => readTripObject(date)),
       loop('query profile', 1000, 0, () => profile.sample()),
       ...(analyzer ? [loop('analyze', 60_000, 60_000, analyze)] : []),
