@@ -8,9 +8,9 @@
  * too; a clock moved backwards expires everything.
  */
 import { LRUCache } from 'lru-cache';
-import type { Clock } from './clock.js';
+import { systemClock, type Clock } from './clock.js';
 import type { ChangeFeed, Watch } from './db/changes.js';
-import type { Db } from './db/types.js';
+import { isHandle, type Db, type Queryable } from './db/types.js';
 
 interface Entry<V> {
   value: V;
@@ -90,4 +90,14 @@ export function cachePerDb<V>(tables: { only: readonly string[] } | { except: re
     }
     return c;
   };
+}
+
+/**
+ * A read kept per database handle (cachePerDb) for values that do not move with time: `read(db,
+ * key, load)` answers from the handle's cache while none of `tables` changed (the TTL only bounds
+ * a lost notification), and calls `load` inside a transaction, which reads its own writes.
+ */
+export function readPerDb<V>(tables: { only: readonly string[] } | { except: readonly string[] }, ttlMs: number, max = 10_000) {
+  const cacheOf = cachePerDb<V>(tables, max);
+  return (db: Queryable, key: string, load: () => Promise<V>): Promise<V> => (isHandle(db) ? cacheOf(db, systemClock, ttlMs).get(key, load) : load());
 }

@@ -1,8 +1,7 @@
 /** Groups (networks) and their teams. */
 import type { AppContext } from '../../platform/context.js';
-import { cachePerDb } from '../../platform/cache.js';
-import { systemClock } from '../../platform/clock.js';
-import { isHandle, type Queryable } from '../../platform/db/index.js';
+import { readPerDb } from '../../platform/cache.js';
+import type { Queryable } from '../../platform/db/index.js';
 import { errors, invalid } from '../../platform/http/errors.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import type { CreateGroupBody, GroupAuth, GroupRecord, PatchGroupBody, TeamRecord } from './schemas.js';
@@ -21,13 +20,11 @@ export type Group = GroupRow;
  * is read by nearly every request (its time zone, features, sign-in), several times by a trip
  * object, and changes a few times in its life. The TTL only bounds a lost notification.
  */
-const groupsRead = cachePerDb<Readonly<Group> | null>({ only: ['groups'] });
-const GROUP_TTL_MS = 60_000;
+const groupsRead = readPerDb<Readonly<Group> | null>({ only: ['groups'] }, 60_000);
 
-/** The group, or null. Outside a transaction, from the instance's cache while the groups table has not changed. */
+/** The group, or null. Outside a transaction, from the instance's cache while the groups table has not changed (frozen: shared by its readers). */
 export function getGroup(db: Queryable, groupId: string): Promise<Readonly<Group> | null> {
-  if (!isHandle(db)) return selectGroup(db, groupId);
-  return groupsRead(db, systemClock, GROUP_TTL_MS).get(groupId, async () => {
+  return groupsRead(db, groupId, async () => {
     const g = await selectGroup(db, groupId);
     return g && Object.freeze(g);
   });

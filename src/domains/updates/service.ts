@@ -1,9 +1,8 @@
 /** Trip updates: recording (idempotent by the client's id), ending early, removing, searching. */
 import { createHash } from 'node:crypto';
 import type { AppContext } from '../../platform/context.js';
-import { cachePerDb } from '../../platform/cache.js';
-import { systemClock } from '../../platform/clock.js';
-import { isHandle, type Queryable } from '../../platform/db/index.js';
+import { readPerDb } from '../../platform/cache.js';
+import type { Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors, invalid, ValidationError, type ValidationIssue } from '../../platform/http/errors.js';
 import { isoDate } from '../../platform/http/params.js';
@@ -199,10 +198,9 @@ export async function searchTripUpdates(ctx: AppContext, scope: GroupScope, q: S
 
 /** The updates in force on a service date for these trips (or their routes), oldest first. */
 export async function updatesInForce(db: Queryable, groupId: string, serviceDate: string, o: { tripIds?: readonly string[]; routeIds?: readonly string[] } = {}): Promise<TripUpdateRecord[]> {
-  if (!isHandle(db)) return (await selectTripUpdatesInForce(db, groupId, serviceDate, o.tripIds ?? null, o.routeIds ?? null)).map((r) => record(r, serviceDate));
   // A date's updates in force are few (an operator's detours and cancellations): read whole, kept
   // while trip_updates has not changed, filtered here as the statement filters them.
-  const all = await inForceRead(db, systemClock, IN_FORCE_TTL_MS).get(`${groupId}\n${serviceDate}`, () => selectTripUpdatesInForce(db, groupId, serviceDate, null, null));
+  const all = await inForceRead(db, `${groupId}\n${serviceDate}`, () => selectTripUpdatesInForce(db, groupId, serviceDate, null, null));
   const trips = o.tripIds ? new Set(o.tripIds) : null;
   const routes = o.routeIds ? new Set(o.routeIds) : null;
   const wanted = trips === null && routes === null ? all : all.filter((r) => (r.trip_id !== null && trips?.has(r.trip_id)) || (r.route_id !== null && routes?.has(r.route_id)));
@@ -214,8 +212,7 @@ export async function updatesInForce(db: Queryable, groupId: string, serviceDate
  * trip object reads them twice (its tracking's overlay, its own), every feed rebuild once per
  * date. The TTL only bounds a lost notification.
  */
-const inForceRead = cachePerDb<readonly TripUpdateRow[]>({ only: ['trip_updates'] });
-const IN_FORCE_TTL_MS = 60_000;
+const inForceRead = readPerDb<readonly TripUpdateRow[]>({ only: ['trip_updates'] }, 60_000);
 
 export interface TripKey {
   trip_id: string;

@@ -1,10 +1,10 @@
 import type { Config } from '../../config.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
-import type { Db, Queryable } from './types.js';
+import type { Db } from './types.js';
 
 export type { Db, Tx, Queryable, Row } from './types.js';
-export { quoteIdent, uncopyText, violatedConstraint } from './types.js';
+export { isHandle, quoteIdent, uncopyText, violatedConstraint } from './types.js';
 
 /** The database the configuration names: PostgreSQL when DATABASE_URL is set, else embedded PGlite. */
 export function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>, schema?: string): Promise<Db> {
@@ -31,9 +31,4 @@ export async function autovacuumOff(db: Db): Promise<boolean> {
   if (db.kind !== 'postgres') return false;
   const [setting] = await db.query<{ autovacuum: string }>('SHOW autovacuum');
   return setting?.autovacuum !== 'on';
-}
-
-/** A database handle, not a transaction: a transaction reads its own writes, never through a cache. */
-export function isHandle(db: Queryable): db is Db {
-  return 'changes' in db && 'kept' in db;
 }

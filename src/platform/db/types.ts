@@ -159,3 +159,8 @@ export async function withSavepoint<T>(tx: Tx, depth: number, fn: (tx: Tx) => Pr
 
 /** The channel of the change feed (migration 0008, src/platform/db/changes.ts). */
 export const CHANGE_CHANNEL = 'data_changes';
+
+/** A database handle, not a transaction: a transaction reads its own writes, never through a cache. */
+export function isHandle(db: Queryable): db is Db {
+  return 'changes' in db && 'kept' in db;
+}

@@ -2,9 +2,8 @@
  * The gtfs_publications table, the append-only publication list: which version is published, and
  * the two questions asked of it. Both the GTFS services and the rail links ask them, so they live here once.
  */
-import { cachePerDb } from '../../../platform/cache.js';
-import { systemClock } from '../../../platform/clock.js';
-import { isHandle, type Queryable } from '../../../platform/db/index.js';
+import { readPerDb } from '../../../platform/cache.js';
+import type { Queryable } from '../../../platform/db/index.js';
 
 /** The gtfs_id of the version published now (published last), or null before any publication. */
 export async function publishedGtfsId(db: Queryable, groupId: string): Promise<string | null> {
@@ -21,8 +20,7 @@ export async function publishedGtfsId(db: Queryable, groupId: string): Promise<s
  * publication, the first published version. Null when nothing was ever published.
  */
 export function versionInForce(db: Queryable, groupId: string, serviceDate: string): Promise<string | null> {
-  if (!isHandle(db)) return selectVersionInForce(db, groupId, serviceDate);
-  return versionsInForce(db, systemClock, VERSION_TTL_MS).get(`${groupId}\n${serviceDate}`, () => selectVersionInForce(db, groupId, serviceDate));
+  return versionsInForce(db, `${groupId}\n${serviceDate}`, () => selectVersionInForce(db, groupId, serviceDate));
 }
 
 /**
@@ -30,8 +28,7 @@ export function versionInForce(db: Queryable, groupId: string, serviceDate: stri
  * trip object asks it several times (its schedule, its recomputation, its prediction), and it
  * changes only with a publication (or the group's time zone). The TTL only bounds a lost notification.
  */
-const versionsInForce = cachePerDb<string | null>({ only: ['gtfs_publications', 'groups'] });
-const VERSION_TTL_MS = 60_000;
+const versionsInForce = readPerDb<string | null>({ only: ['gtfs_publications', 'groups'] }, 60_000);
 
 async function selectVersionInForce(db: Queryable, groupId: string, serviceDate: string): Promise<string | null> {
   const rows = await db.query<{ gtfs_id: string }>(

@@ -65,8 +65,10 @@ type Part = [text: string, params: unknown[]];
 /**
  * Statements as one: each a data-modifying WITH query of the next (their $n renumbered), so they
  * commit together in one round trip instead of BEGIN, each statement and COMMIT (seven waits for
- * the connection and the event loop under load). They see one snapshot; the rows each touches are
- * disjoint from the others'. PostgreSQL runs them in the order written.
+ * the connection and the event loop under load). They see one snapshot, and the rows each touches
+ * are disjoint from the others', so their order does not change the result. (PostgreSQL runs WITH
+ * queries nobody reads at the end of the statement, in the order written; its documentation leaves
+ * that order open, and it only matters for the order two instances' rounds lock rows in.)
  */
 function together(parts: readonly Part[]): Part {
   if (parts.length === 1) return parts[0]!;
