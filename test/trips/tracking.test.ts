@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshRound, trackingOf } from '../../src/domains/trips/tracking.js';
 import { markDirty } from '../../src/domains/trips/queries/tracking.js';
+import { ingestBatch } from '../../src/domains/device/ingest.js';
 import type { Db } from '../../src/platform/db/index.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
@@ -118,6 +119,20 @@ describe('trip tracking', () => {
 });
 
 describe('trip tracking queue', () => {
+  it('marks the trips of the reports a batch stores in the statement that stores them: batches of two devices on the same trips, at once and in opposite orders, all store (no deadlock), and a read counts both devices without any refresh after ingest', async () => {
+    const day = '2026-03-09';
+    const other = await newDevice(t, g);
+    const pos = (trip: string, s: number) => item('position', new Date(Date.parse(`${day}T07:00:00Z`) + s * 1000).toISOString(), { lat: 48.85, lon: 2.35, gps_valid: true, trip_id: trip, service_date: day });
+    // Straight to ingest, not through the route: nothing asks for a refresh after commit, so only the marks lead the read to these reports.
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, k) => {
+      const trips = k % 2 ? ['T2', 'T1'] : ['T1', 'T2'];
+      return ingestBatch(t.ctx, g, (k % 2 ? other : dev).deviceId, trips.flatMap((trip, i) => [pos(trip, k * 10 + 2 * i), pos(trip, k * 10 + 2 * i + 1)]));
+    }));
+    for (const a of answers) expect(a.answer.accepted).toHaveLength(4);
+    const tracked = await trackingOf(t.db, g, day, ['T1', 'T2'], { now: new Date(`${day}T10:00:00Z`) });
+    expect(tracked.map((x) => [x.trip_id, x.recorded, [...x.device_ids].sort()]).sort()).toEqual(['T1', 'T2'].map((trip) => [trip, true, [dev.deviceId, other.deviceId].sort()]));
+  });
+
   it('clears the mark of a recomputed trip (regression: marks in microseconds were compared with a Date in milliseconds and stayed, so every read recomputed the trip)', async () => {
     await send(t, g, dev.auth, [item('position', minute(5), { lat: 48.855, lon: 2.35, gps_valid: true, ...ref('T1') })]);
     await trackingOf(t.db, g, DATE, ['T1'], { now: new Date(minute(30)) });

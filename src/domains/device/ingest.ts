@@ -1,5 +1,6 @@
 /**
- * Device report ingestion: one batch, one transaction. Each item is checked against its own
+ * Device report ingestion: one batch, stored atomically (one statement; one transaction when it
+ * carries sign events or device states). Each item is checked against its own
  * schema first; a bad item is rejected alone with its reasons and the good ones are stored.
  * Retried items are recognised by (group, device, client id) and acknowledged as duplicates.
  * Items may arrive late and out of order: duties are re-derived from the sign events in event
@@ -171,22 +172,31 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
   await ctx.services.partitions.ensure([...partitionsOf('positions', byType.get('position') ?? []), ...partitionsOf('trip_events', byType.get('trip_event') ?? []), ...partitionsOf('passenger_counts', byType.get('passenger_count') ?? [])]);
 
   const signsOrStates = ons.length + offs.length + states.length > 0;
-  // One transaction: the reports, the sign events and the duties derived from them, the device's
-  // history, and the marks of the trips the reports touch (recomputed after commit: trips/tracking.ts).
-  const duties = await ctx.db.transaction(async (tx) => {
-    const add = (ids: Iterable<string>) => {
-      for (const id of ids) accepted.add(id);
-    };
-    const signs = signsOrStates ? await insertSignEvents(tx, groupId, deviceId, ons, offs, receivedAt) : [];
+  const touchAccepted = () => {
+    for (const t of TRIP_REPORTS) {
+      for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);
+    }
+  };
+  const add = (ids: Iterable<string>) => {
+    for (const id of ids) accepted.add(id);
+  };
+  // Reports alone (nearly every batch) are one statement, atomic by itself: the reports and the
+  // marks of the trips they touch (recomputed after commit: trips/tracking.ts). A batch held the
+  // connection for BEGIN, two statements and COMMIT; under a fleet's waves of batches, reads
+  // waited for those connections.
+  if (!signsOrStates) {
+    add(await insertReports(ctx.db, groupId, deviceId, reports, receivedAt));
+    touchAccepted();
+  }
+  // Else one transaction: the sign events and the duties derived from them, the reports (and
+  // their marks), and the device's history.
+  const duties = !signsOrStates ? [] : await ctx.db.transaction(async (tx) => {
+    const signs = await insertSignEvents(tx, groupId, deviceId, ons, offs, receivedAt);
     add(signs.map((s) => s.client_id));
     // The device's duties, derived again from its sign events from the last sign-on before the earliest new one (duties/service.ts, through the app's services).
     if (signs.length > 0) await ctx.services.duties.derive(tx, groupId, deviceId, await selectSignEventsFrom(tx, groupId, deviceId, new Date(Math.min(...signs.map((s) => s.at.getTime())))));
     add(await insertReports(tx, groupId, deviceId, reports, receivedAt));
-    for (const t of TRIP_REPORTS) {
-      for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);
-    }
-    await ctx.services.tracking.mark(tx, groupId, [...touched.values()]);
-    if (!signsOrStates) return [];
+    touchAccepted();
 
     // The device's history: its state changes, and who is signed on (sign events).
     const history: HistoryEventInput[] = [

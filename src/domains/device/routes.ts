@@ -26,7 +26,7 @@ export async function deviceRoutes(fastify: FastifyInstance) {
         operationId: 'postDeviceReports',
         summary: 'Send a batch of reports (sign-on, sign-off, trips, trip events, positions, passenger counts, device state, vehicle movements)',
         description: [
-          `A batch of at most ${MAX_BATCH} items is one transaction. Each item is checked against its own schema (item types: ${Object.keys(ITEM_SCHEMAS).join(', ')}; each is a component of this document, ` +
+          `A batch of at most ${MAX_BATCH} items is stored atomically (all its valid items or none). Each item is checked against its own schema (item types: ${Object.keys(ITEM_SCHEMAS).join(', ')}; each is a component of this document, ` +
             'and `DeviceReportItem` is their union, told apart by `type`); an invalid item is rejected alone, with its reasons, and the valid ones are stored: read `rejected` and `complete`.',
           'Each item has a client-generated UUID: an item sent again (a retry after a timeout, a replayed backlog) is acknowledged in `duplicates` and never stored twice ' +
             '(positions, trip events and passenger counts are recognised by their id and time: send a retried item unchanged).',

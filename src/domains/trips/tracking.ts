@@ -36,7 +36,7 @@ import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres } from './passages.js';
-import { markDirty, selectDirty, selectMarksOf, selectRecordedTripIds, selectStops, selectSummaries, type StopRow, type SummaryRow } from './queries/tracking.js';
+import { selectDirty, selectMarksOf, selectRecordedTripIds, selectStops, selectSummaries, type StopRow, type SummaryRow } from './queries/tracking.js';
 import { recomputeTrips, type Mark, type TripKey } from './tracking/round.js';
 
 export { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres };
@@ -116,12 +116,12 @@ export interface TripRef {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The dirty queue: marked by ingest in its transaction, drained after commit, by the worker loop
+// The dirty queue: marked by ingest with the reports, drained after commit, by the worker loop
 // and by every read.
 
 /*
- * Marks are written in ingest's batch transaction (device/ingest.ts, through TrackingRefresh.mark)
- * for the trips of the reports it stored. A mark is the database's clock at the time of marking (not the service's clock, which
+ * Marks are written by the statement that stores a batch's reports (device/queries/reports.ts,
+ * markTrips) for the trips of the reports it stored, in the same commit. A mark is the database's clock at the time of marking (not the service's clock, which
  * tests fix and instances may disagree on): a refresh deletes only marks no newer than the one it
  * read, so a report committed while a refresh runs keeps its trip in the queue. Marks of one trip
  * are ordered by the row lock of the upsert.
@@ -176,15 +176,6 @@ export class TrackingRefresh implements Service {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly ctx: Pick<AppContext, 'db' | 'log'>, private readonly intervalMs = 5000) {}
-
-  /**
-   * Marks these trips of a group for recomputation, in the caller's transaction: device ingest
-   * calls it in its batch's, so a stored report always leaves its trip marked (the worker and the
-   * reads recompute it even if the refresh after commit never runs).
-   */
-  mark(tx: Tx, groupId: string, trips: readonly TripRef[]): Promise<void> {
-    return markDirty(tx, groupId, trips);
-  }
 
   /**
    * Recomputes soon after an ingest commit, without holding up the device's answer; a failure is

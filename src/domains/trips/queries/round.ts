@@ -54,7 +54,7 @@ function textArray(values: readonly string[]): string {
   return `{${values.map((v) => `"${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
 }
 
-/** The byte order of texts every writer of the tracking's rows locks them in (ingest's marks too: markDirty). */
+/** The order of texts every round locks the tracking's rows in (UTF-16 code units; bytes for the Basic Multilingual Plane). */
 export const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 const intArray = (values: readonly number[]) => `{${values.join(',')}}`;

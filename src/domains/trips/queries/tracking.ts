@@ -6,7 +6,6 @@ import type { Queryable, Tx } from '../../../platform/db/index.js';
 import type { Kilometres } from '../passages.js';
 import type { TripResult } from '../tracking/compute.js';
 import type { Mark } from '../tracking/round.js';
-import { cmp } from './round.js';
 
 /** A stored trip summary row: its kilometres are the columns of the same names. */
 export type SummaryRow = { trip_id: string } & Kilometres &
@@ -46,20 +45,23 @@ export interface DelayRow {
 }
 
 /**
- * Marks these trips of a group for recomputation, in the caller's transaction (device ingest's
- * batch), with the database's clock (a mark already there only moves forward). Marked in the
- * order every writer of the tracking uses (round.ts, cmp), so two writers never deadlock.
+ * The statement that marks trips of a group ($1) for recomputation, with the database's clock (a
+ * mark already there only moves forward): `source` is a query of (service_date, trip_id) rows,
+ * repeats allowed. Marked in one order (bytes of the texts, COLLATE "C"), so two batches that mark
+ * the same trips never deadlock (a round deletes marks SKIP LOCKED: round.ts). Device ingest
+ * runs it as a WITH query of the statement that stores the reports (device/queries/reports.ts):
+ * a stored report always leaves its trip marked, in the same commit.
  */
+export const markTrips = (source: string) => `INSERT INTO trip_tracking_dirty (group_id, service_date, trip_id, marked_at)
+  SELECT $1, t.service_date, t.trip_id, clock_timestamp()
+  FROM (SELECT DISTINCT s.service_date, s.trip_id FROM (${source}) AS s(service_date, trip_id) WHERE s.service_date IS NOT NULL AND s.trip_id IS NOT NULL) AS t
+  ORDER BY t.service_date, t.trip_id COLLATE "C"
+  ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET marked_at = GREATEST(trip_tracking_dirty.marked_at, clock_timestamp())`;
+
+/** Marks these trips of a group for recomputation (markTrips), in the caller's transaction. */
 export async function markDirty(tx: Tx, groupId: string, trips: readonly { service_date: string; trip_id: string }[]): Promise<void> {
   if (trips.length === 0) return;
-  const sorted = [...trips].sort((a, b) => cmp(a.service_date, b.service_date) || cmp(a.trip_id, b.trip_id));
-  await tx.query(
-    `INSERT INTO trip_tracking_dirty (group_id, service_date, trip_id, marked_at)
-     SELECT $1, t.service_date, t.trip_id, clock_timestamp() FROM unnest($2::date[], $3::text[]) WITH ORDINALITY AS t(service_date, trip_id, n)
-     ORDER BY t.n
-     ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET marked_at = GREATEST(trip_tracking_dirty.marked_at, clock_timestamp())`,
-    [groupId, sorted.map((t) => t.service_date), sorted.map((t) => t.trip_id)],
-  );
+  await tx.query(markTrips('SELECT * FROM unnest($2::date[], $3::text[])'), [groupId, trips.map((t) => t.service_date), trips.map((t) => t.trip_id)]);
 }
 
 /**
