@@ -125,6 +125,8 @@ const F = {
   tripReadMs: new Series(),
   feedMs: new Map<string, Series>(),
   feedBytes: new Map<string, Series>(),
+  /** Bytes on the wire (gzipped when the service gives it so: fetch asks for gzip and inflates it). */
+  feedWireBytes: new Map<string, Series>(),
   headerAge: new Series(),
   positionAge: new Series(),
   coverageVehicles: new Series(),
@@ -389,6 +391,7 @@ async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<v
   if (!res.ok && res.status !== 204) throw new Error(`${name}: ${res.status} ${body.toString().slice(0, 200)}`);
   (F.feedMs.get(name) ?? F.feedMs.set(name, new Series()).get(name)!).add(took);
   (F.feedBytes.get(name) ?? F.feedBytes.set(name, new Series()).get(name)!).add(body.length);
+  (F.feedWireBytes.get(name) ?? F.feedWireBytes.set(name, new Series()).get(name)!).add(Number(res.headers.get('content-length') ?? body.length));
   if (name !== 'vehicle-positions' && name !== 'trip-updates') return;
   const msg = FeedMessage.decode(body);
   const header = Number(msg.header.timestamp) * 1000;
@@ -640,7 +643,7 @@ async function main() {
         `  tracking lag (accepted → trip object) p50/p99 ${F.lagTripObject.describe(since)}, not seen within 60 s ${F.lagTripObjectMissed.count(since)}; trip object read right after a report (recomputes the trip first) ${F.tripObjectMs.describe(since)}`,
         `  trip object of a trip in progress, read once a second ${F.tripReadMs.describe(since)}`,
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
-        ...Object.keys(FEEDS).map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB`),
+        ...Object.keys(FEEDS).map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB (${fmt((F.feedWireBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB on the wire)`),
         `  freshness: header age ${F.headerAge.describe(since, 's', 1)}, position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age ${F.buildUpperBound.describe(since, 's', 1)}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}`,

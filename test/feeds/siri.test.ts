@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
@@ -122,6 +123,21 @@ describe('SIRI', () => {
     expect(stops.map((s) => [s.StopPointRef, s.StopName, s.Lines.LineRef])).toEqual([['S1', 'First', 'R1'], ['S2', 'Second', 'R1'], ['S3', 'Third', 'R1'], ['S4', 'Fourth', 'R1']]);
     const status = (await get('check-status')).doc.CheckStatusResponse;
     expect(status).toMatchObject({ ResponseTimestamp: '2026-03-10T08:35:00+01:00', Status: 'true' });
+  });
+
+  it('gives a feed gzipped to a client that accepts gzip once its gzip form is made (in the background), the same document once inflated; uncompressed to one that does not', async () => {
+    const identity = await get('estimated-timetable');
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    expect(identity.headers['vary']).toBe('accept-encoding');
+    expect(identity.text.length).toBeGreaterThan(1024);
+    const zippedAsk = () => f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/estimated-timetable`, headers: { 'accept-encoding': 'br, gzip;q=0.8' } });
+    let zipped = await zippedAsk();
+    await eventually(async () => (zipped = await zippedAsk()).headers['content-encoding'] === 'gzip', 'a gzipped answer');
+    expect(zipped.rawPayload.length).toBeLessThan(identity.text.length);
+    expect(gunzipSync(zipped.rawPayload).toString()).toBe(identity.text);
+    const refused = await get('estimated-timetable', { 'accept-encoding': 'gzip;q=0, identity' });
+    expect(refused.headers['content-encoding']).toBeUndefined();
+    expect(refused.text).toBe(identity.text);
   });
 
   it('answers 304 to If-None-Match while the content is unchanged', async () => {

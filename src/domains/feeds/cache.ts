@@ -12,6 +12,9 @@
  *   A failed rebuild is logged and tried again one interval later; the last snapshot stays.
  * - The first request for a group (none built yet in this instance) waits for the first build.
  *
+ * An output of 1 KiB or more is also gzipped once, in the background, and given so to clients that
+ * accept it (a city's SIRI EstimatedTimetable is megabytes of XML, a tenth of that gzipped).
+ *
  * Outputs carry a weak ETag (a hash of their content without the production timestamps) and a
  * Last-Modified (when that content last changed), so a client polling an unchanged feed gets
  * 304 Not Modified.
@@ -20,11 +23,14 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.js';
 import type { Service } from '../../platform/lifecycle.js';
+import { gzipLater, sendEncoded } from '../../platform/http/read-cache.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { networkNow, type NetworkNow } from './network.js';
 
 export interface Output {
   body: Buffer;
+  /** The gzip form, once made (gzipLater). */
+  gzip?: Buffer;
   contentType: string;
   /** Weak ETag of the content (timestamps of production excluded). */
   etag: string;
@@ -179,13 +185,15 @@ async function make(net: NetworkNow, recipe: Recipe, previous: Output | undefine
   const b = await recipe(net);
   const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
   const etag = `W/"${fingerprint}"`;
-  return {
+  const out: Output = {
     body: b.body,
     contentType: b.contentType,
     etag,
     lastModified: previous?.etag === etag ? previous.lastModified : new Date(Math.floor(net.now.getTime() / 1000) * 1000),
     net,
   };
+  gzipLater(out, out.body);
+  return out;
 }
 
 /**
@@ -208,7 +216,7 @@ export function sendOutput(req: FastifyRequest, reply: FastifyReply, out: Output
     fresh = !Number.isNaN(since) && out.lastModified.getTime() <= since;
   }
   if (fresh) return reply.code(304).send();
-  return reply.type(out.contentType).send(out.body);
+  return sendEncoded(req, reply.type(out.contentType), out.body, out.gzip);
 }
 
 /** Seconds since the snapshot was built (HTTP Age: the answer is that old when it leaves). */

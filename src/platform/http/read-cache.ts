@@ -48,6 +48,23 @@ interface Cached {
 
 const GZIP_FROM_BYTES = 1024;
 
+/**
+ * Gives `held` the gzip form of `body` once made, in the background (zlib's thread pool, off the
+ * event loop), when the body is 1 KiB or more; until then, answers go uncompressed.
+ */
+export function gzipLater(held: { gzip?: Buffer }, body: Buffer): void {
+  if (body.length < GZIP_FROM_BYTES) return;
+  gzip(body, (err, zipped) => {
+    if (!err) held.gzip = zipped;
+  });
+}
+
+/** Sends `body`, or its gzip form to a client that accepts it (the caller says Vary: Accept-Encoding). */
+export function sendEncoded(req: FastifyRequest, reply: FastifyReply, body: Buffer, gzipped: Buffer | undefined) {
+  if (gzipped && acceptsGzip(req.headers['accept-encoding'])) return reply.header('content-encoding', 'gzip').send(gzipped);
+  return reply.send(body);
+}
+
 /** Whether an Accept-Encoding header accepts gzip (by name or `*`, with a q-value above 0). */
 export function acceptsGzip(header: string | undefined): boolean {
   if (!header) return false;
@@ -90,8 +107,7 @@ export function readCachePlugin(app: FastifyInstance): void {
     const filling = new Map<string, Promise<void>>();
     const send = (req: FastifyRequest, reply: FastifyReply, hit: Cached, state: 'hit' | 'stale') => {
       reply.header('x-cache', state).type(hit.type);
-      if (hit.gzip && acceptsGzip(req.headers['accept-encoding'])) return reply.header('content-encoding', 'gzip').send(hit.gzip);
-      return reply.send(hit.payload);
+      return sendEncoded(req, reply, hit.payload, hit.gzip);
     };
     const lookup = async (req: FastifyRequest, reply: FastifyReply) => {
       if (req.method !== 'GET') return;
@@ -125,11 +141,7 @@ export function readCachePlugin(app: FastifyInstance): void {
       if (t && reply.statusCode === 200 && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
         const entry: Cached = { payload: Buffer.isBuffer(payload) ? payload : Buffer.from(payload), type: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8') };
         t.cache.store(t.key, t.ticket, entry);
-        if (entry.payload.length >= GZIP_FROM_BYTES) {
-          gzip(entry.payload, (err, zipped) => {
-            if (!err) entry.gzip = zipped;
-          });
-        }
+        gzipLater(entry, entry.payload);
       }
       t?.done();
       return payload;
