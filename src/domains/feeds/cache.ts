@@ -12,8 +12,9 @@
  *   A failed rebuild is logged and tried again one interval later; the last snapshot stays.
  * - The first request for a group (none built yet in this instance) waits for the first build.
  *
- * An output of 1 KiB or more is also gzipped once, in the background, and given so to clients that
- * accept it (a city's SIRI EstimatedTimetable is megabytes of XML, a tenth of that gzipped).
+ * An output of 1 KiB or more is also gzipped once, when it is built (off the event loop), and given
+ * so to clients that accept it (a city's SIRI EstimatedTimetable is megabytes of XML, a tenth of
+ * that gzipped).
  *
  * Outputs carry a weak ETag (a hash of their content without the production timestamps) and a
  * Last-Modified (when that content last changed), so a client polling an unchanged feed gets
@@ -23,14 +24,14 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.js';
 import type { Service } from '../../platform/lifecycle.js';
-import { gzipLater, sendEncoded } from '../../platform/http/read-cache.js';
+import { gzipped, sendEncoded } from '../../platform/http/read-cache.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { networkNow, type NetworkNow } from './network.js';
 
 export interface Output {
   body: Buffer;
-  /** The gzip form, once made (gzipLater). */
-  gzip?: Buffer;
+  /** The gzip form (of an output of 1 KiB or more). */
+  gzip: Buffer | undefined;
   contentType: string;
   /** Weak ETag of the content (timestamps of production excluded). */
   etag: string;
@@ -185,15 +186,14 @@ async function make(net: NetworkNow, recipe: Recipe, previous: Output | undefine
   const b = await recipe(net);
   const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
   const etag = `W/"${fingerprint}"`;
-  const out: Output = {
+  return {
     body: b.body,
     contentType: b.contentType,
     etag,
     lastModified: previous?.etag === etag ? previous.lastModified : new Date(Math.floor(net.now.getTime() / 1000) * 1000),
     net,
+    gzip: await gzipped(b.body),
   };
-  gzipLater(out, out.body);
-  return out;
 }
 
 /**

@@ -48,15 +48,10 @@ interface Cached {
 
 const GZIP_FROM_BYTES = 1024;
 
-/**
- * Gives `held` the gzip form of `body` once made, in the background (zlib's thread pool, off the
- * event loop), when the body is 1 KiB or more; until then, answers go uncompressed.
- */
-export function gzipLater(held: { gzip?: Buffer }, body: Buffer): void {
-  if (body.length < GZIP_FROM_BYTES) return;
-  gzip(body, (err, zipped) => {
-    if (!err) held.gzip = zipped;
-  });
+/** The gzip form of a body of 1 KiB or more (made in zlib's thread pool, off the event loop), else undefined. */
+export function gzipped(body: Buffer): Promise<Buffer | undefined> {
+  if (body.length < GZIP_FROM_BYTES) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => gzip(body, (err, zipped) => (err ? reject(err) : resolve(zipped))));
 }
 
 /** Sends `body`, or its gzip form to a client that accepts it (the caller says Vary: Accept-Encoding). */
@@ -141,7 +136,8 @@ export function readCachePlugin(app: FastifyInstance): void {
       if (t && reply.statusCode === 200 && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
         const entry: Cached = { payload: Buffer.isBuffer(payload) ? payload : Buffer.from(payload), type: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8') };
         t.cache.store(t.key, t.ticket, entry);
-        gzipLater(entry, entry.payload);
+        // Made in the background: until it is there, hits go uncompressed.
+        void gzipped(entry.payload).then((zipped) => (entry.gzip = zipped), () => undefined);
       }
       t?.done();
       return payload;
