@@ -16,7 +16,7 @@
  *    visible in the trip object, and in vehicle-positions); the trip object of a trip in progress
  *    read once a second; the four passenger feeds (GTFS-RT vehicle-positions and trip-updates, SIRI vehicle-monitoring and estimated-timetable) fetched
  *    by a consumer polling each every 5 s (Accept-Encoding: gzip; latency: request to last byte,
- *    inflating apart): latency p50/p99, size inflated and on the wire, freshness (header age, position
+ *    inflating apart, timed on a worker thread of its own: consumer-worker.mjs): latency p50/p99, size inflated and on the wire, freshness (header age, position
  *    age) and coverage (vehicles in the feed / vehicles that reported within the stale window
  *    before the snapshot; trips in TripUpdates / trips in progress at the snapshot); trip object
  *    p99; live stream lag; the server's event loop holds (and the bench's own) and garbage collector pauses; CPU of the
@@ -40,12 +40,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Agent, get } from 'node:http';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { gunzipSync } from 'node:zlib';
 import { DateTime } from 'luxon';
 import pg from 'pg';
@@ -395,24 +395,36 @@ const FEEDS = {
 } as const;
 const { FeedMessage } = GtfsRealtimeBindings.transit_realtime;
 
-const consumerAgent = new Agent({ keepAlive: true });
+/** The consumers' thread (consumer-worker.mjs): the timed GETs, away from the simulator's event loop. */
+let consumer: Worker | undefined;
+const asked = new Map<number, { resolve: (a: { status: number; encoding: string | undefined; wire: Buffer; ms: number }) => void; reject: (e: Error) => void }>();
+let lastAsk = 0;
 
 /**
- * A GET as a feed consumer makes it (Accept-Encoding: gzip, a kept-alive connection): the bytes as
- * they came, and the time until the last of them arrived. Inflating is the consumer's own work,
- * done apart (fetch would inflate inside the timed read, on this process's busy event loop).
+ * A GET as a feed consumer or a console makes it (Accept-Encoding: gzip, a kept-alive connection),
+ * timed on the consumers' thread: the bytes as they came, and the time until the last of them
+ * arrived. Inflating is the consumer's own work, done apart.
  */
-function getAsConsumer(path: string): Promise<{ status: number; encoding: string | undefined; wire: Buffer; ms: number }> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = get(`${baseUrl}/api/v4${path}`, { agent: consumerAgent, headers: { 'accept-encoding': 'gzip' }, timeout: 120_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], wire: Buffer.concat(chunks), ms: performance.now() - t0 }));
-      res.on('error', reject);
+function getAsConsumer(path: string, headers: Record<string, string> = {}): Promise<{ status: number; encoding: string | undefined; wire: Buffer; ms: number }> {
+  if (!consumer) {
+    consumer = new Worker(new URL('./consumer-worker.mjs', import.meta.url));
+    consumer.unref();
+    consumer.on('message', (m: { id: number; error?: string; status: number; encoding: string | undefined; wire: Uint8Array; ms: number }) => {
+      const waiting = asked.get(m.id);
+      asked.delete(m.id);
+      if (m.error !== undefined) waiting?.reject(new Error(m.error));
+      else waiting?.resolve({ status: m.status, encoding: m.encoding, wire: Buffer.from(m.wire.buffer, m.wire.byteOffset, m.wire.byteLength), ms: m.ms });
     });
-    req.on('timeout', () => req.destroy(new Error(`${path}: no answer in 120 s`)));
-    req.on('error', reject);
+    consumer.on('error', (err) => {
+      for (const w of asked.values()) w.reject(err);
+      asked.clear();
+      consumer = undefined;
+    });
+  }
+  const id = ++lastAsk;
+  return new Promise((resolve, reject) => {
+    asked.set(id, { resolve, reject });
+    consumer!.postMessage({ id, url: `${baseUrl}/api/v4${path}`, headers: { 'accept-encoding': 'gzip', ...headers } });
   });
 }
 
@@ -464,16 +476,17 @@ const snapshotsSeen = new Set<number>();
 /**
  * Reads the trip object of a trip in progress (started, not ended), picked at random, once a
  * second, as a console or a passenger app would: the trip object's latency apart from the
- * recomputation a read right after a report waits for (the tracking lag probe's).
+ * recomputation a read right after a report waits for (the tracking lag probe's). Timed on the
+ * consumers' thread, like the feeds.
  */
 let tripReads = 0;
 async function readTripObject(date: string): Promise<void> {
   const inProgress = [...tripStarted.keys()].filter((t) => !tripEnded.has(t));
   if (inProgress.length === 0) return;
   const trip = inProgress[(tripReads++ * 7919) % inProgress.length]!;
-  const t0 = Date.now();
-  await api('GET', `/groups/${GROUP}/trips/${encodeURIComponent(trip)}?date=${date}`);
-  F.tripReadMs.add(Date.now() - t0);
+  const res = await getAsConsumer(`/groups/${GROUP}/trips/${encodeURIComponent(trip)}?date=${date}`, { authorization: `Bearer ${token}` });
+  if (res.status !== 200) throw new Error(`trip object ${trip}: ${res.status}`);
+  F.tripReadMs.add(Math.round(res.ms));
 }
 
 /** Polls vehicle-positions every second: when each accepted position becomes visible. */
