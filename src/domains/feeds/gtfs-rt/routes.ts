@@ -58,7 +58,8 @@ const COMMON =
   'a snapshot older than FEEDS_REFRESH_SECONDS (default 5 s) is rebuilt in the background by the first request that finds it so (one rebuild at a time per group), and served meanwhile. ' +
   'The `Age` header is the snapshot\'s age in seconds. Only the very first request for a group in an instance waits, for the first build. ' +
   'A vehicle that reports while a snapshot is read is in that snapshot with its previous position (or, if it had none in the stale window, in the next one). ' +
-  'Conditional requests: a weak `ETag` (the content without timestamps) with `If-None-Match`, `Last-Modified` (when the content last changed) with `If-Modified-Since`: 304 when unchanged.';
+  'Conditional requests: a weak `ETag` (the content without timestamps) with `If-None-Match`, `Last-Modified` (when the content last changed) with `If-Modified-Since`: 304 when unchanged. ' +
+  'A feed of 1 KiB or more comes gzipped (`Content-Encoding: gzip`, `Vary: Accept-Encoding`) to a client whose `Accept-Encoding` accepts gzip.';
 
 export function gtfsRtRoutes(fastify: FastifyInstance, cache: FeedCache) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

@@ -20,7 +20,8 @@ const COMMON =
   'SIRI 2.1 XML (namespace http://www.siri.org.uk/siri), request/response over HTTP GET with the request\'s parameters in the query (SIRI Lite style, the parameter names of the SIRI request). ' +
   '**No credential**: passenger information covers the whole network (no team scope). ProducerRef and ParticipantRef are the group_id; LineRef = route_id; DatedVehicleJourneyRef = trip_id ' +
   '(`trip_id:HH:MM:SS` for a frequency instance) framed by its service date; StopPointRef = stop_id (`tmp-<update_id>-<n>` for a temporary stop); SituationNumber = update_id. ' +
-  'Built from the same per-group snapshot as GTFS-Realtime, served at once and rebuilt in the background once older than FEEDS_REFRESH_SECONDS (stale-while-revalidate); ResponseTimestamp is when the snapshot was built, the Age header its age in seconds.';
+  'Built from the same per-group snapshot as GTFS-Realtime, served at once and rebuilt in the background once older than FEEDS_REFRESH_SECONDS (stale-while-revalidate); ResponseTimestamp is when the snapshot was built, the Age header its age in seconds. ' +
+  'A document of 1 KiB or more comes gzipped (`Content-Encoding: gzip`, `Vary: Accept-Encoding`) to a client whose `Accept-Encoding` accepts gzip: a city\'s EstimatedTimetable is tens of megabytes of XML, about a fourteenth of that gzipped.';
 
 export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
