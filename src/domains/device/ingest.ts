@@ -185,7 +185,7 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
   // connection for BEGIN, two statements and COMMIT; under a fleet's waves of batches, reads
   // waited for those connections.
   if (!signsOrStates) {
-    add(await insertReports(ctx.db, groupId, deviceId, reports, receivedAt));
+    add(await insertReports(ctx.db, ctx.services.tracking.markTrips, groupId, deviceId, reports, receivedAt));
     touchAccepted();
   }
   // Else one transaction: the sign events and the duties derived from them, the reports (and
@@ -195,7 +195,7 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
     add(signs.map((s) => s.client_id));
     // The device's duties, derived again from its sign events from the last sign-on before the earliest new one (duties/service.ts, through the app's services).
     if (signs.length > 0) await ctx.services.duties.derive(tx, groupId, deviceId, await selectSignEventsFrom(tx, groupId, deviceId, new Date(Math.min(...signs.map((s) => s.at.getTime())))));
-    add(await insertReports(tx, groupId, deviceId, reports, receivedAt));
+    add(await insertReports(tx, ctx.services.tracking.markTrips, groupId, deviceId, reports, receivedAt));
     touchAccepted();
 
     // The device's history: its state changes, and who is signed on (sign events).

@@ -36,7 +36,7 @@ import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres } from './passages.js';
-import { selectDirty, selectMarksOf, selectRecordedTripIds, selectStops, selectSummaries, type StopRow, type SummaryRow } from './queries/tracking.js';
+import { markTrips, selectDirty, selectMarksOf, selectRecordedTripIds, selectStops, selectSummaries, type StopRow, type SummaryRow } from './queries/tracking.js';
 import { recomputeTrips, type Mark, type TripKey } from './tracking/round.js';
 
 export { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres };
@@ -174,6 +174,14 @@ export class TrackingRefresh implements Service {
   private worker: Promise<unknown> = Promise.resolve();
   private busy = false;
   private timer: NodeJS.Timeout | undefined;
+
+  /**
+   * The statement that marks trips for recomputation (queries/tracking.ts): device ingest runs it
+   * as part of the statement that stores the reports, so a stored report always leaves its trip
+   * marked, in the same commit (the worker and the reads recompute it even if the refresh after
+   * commit never runs).
+   */
+  readonly markTrips = markTrips;
 
   constructor(private readonly ctx: Pick<AppContext, 'db' | 'log'>, private readonly intervalMs = 5000) {}
 

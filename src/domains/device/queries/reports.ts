@@ -6,7 +6,6 @@
 import type { Queryable } from '../../../platform/db/index.js';
 import { objectId } from '../../../platform/ids.js';
 import { gtfsSeconds } from '../../gtfs/time.js';
-import { markTrips } from '../../trips/queries/tracking.js';
 import type { PassengerCount, Position, TripEnd, TripEvent, TripStart, VehicleMovement } from '../schemas.js';
 
 /** Seconds since the start of the service day, from HH:MM:SS (may pass 24:00:00). */
@@ -29,10 +28,17 @@ const NEWER_POSITION = 'EXCLUDED.position_at IS NOT NULL AND (l.position_at IS N
  * atomic without a transaction around it): each kind is inserted with ON CONFLICT DO NOTHING on its
  * client id (a retried item is not stored twice); the positions actually inserted then move the
  * device's latest state (only forward in event time; last_seen_at always), and the trips of the
- * reports actually inserted are marked for recomputation (trips/queries/tracking.ts, markTrips).
+ * reports actually inserted are marked for recomputation (`markTrips`).
  * Returns the client ids stored now.
  */
-const INSERT_REPORTS = `WITH
+/**
+ * The tracking's statement that marks trips for recomputation, given a query of their
+ * (service_date, trip_id): trips/queries/tracking.ts writes it (the tracking owns its queue), and
+ * ingest passes it on from the app's services, so device does not import trips.
+ */
+export type MarkTrips = (source: string) => string;
+
+const insertReportsSql = (markTrips: MarkTrips) => `WITH
 tr AS (
   INSERT INTO trip_runs (group_id, device_id, client_id, kind, at, trip_id, service_date, start_time, block_id, received_at)
   SELECT $1, $2, u.*, $3 FROM json_to_recordset($4::json)
@@ -72,11 +78,11 @@ marked AS (
 SELECT client_id FROM tr UNION ALL SELECT client_id FROM te UNION ALL SELECT client_id FROM po
 UNION ALL SELECT DISTINCT client_id FROM pc UNION ALL SELECT client_id FROM vm`;
 
-export async function insertReports(q: Queryable, g: string, d: string, r: ReportItems, receivedAt: Date): Promise<string[]> {
+export async function insertReports(q: Queryable, markTrips: MarkTrips, g: string, d: string, r: ReportItems, receivedAt: Date): Promise<string[]> {
   // Each kind travels as one JSON array (json_to_recordset): PostgreSQL parses it in C, where
   // dozens of typed arrays cost the driver's escaping of every element.
   const json = (rows: object[]) => JSON.stringify(rows);
-  const rows = await q.query<{ client_id: string }>(INSERT_REPORTS, [
+  const rows = await q.query<{ client_id: string }>(insertReportsSql(markTrips), [
     g, d, receivedAt,
     json(r.runs.map(({ type, at, item }) => ({
       client_id: item.id, kind: type === 'trip_start' ? 'start' : 'end', at: iso(at), trip_id: item.trip_id, service_date: item.service_date,
