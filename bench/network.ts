@@ -739,6 +739,8 @@ async function main() {
   } finally {
     running = false;
     ws?.close();
+    // The consumers' thread keeps the process alive, unref'd or not (its kept-alive sockets).
+    await consumer?.terminate();
     await stopServer();
     if (args.keep) log(`database kept: ${urlOf(database)}`);
     else await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
