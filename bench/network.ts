@@ -129,7 +129,7 @@ const F = {
   tripReadMs: new Series(),
   feedMs: new Map<string, Series>(),
   feedBytes: new Map<string, Series>(),
-  /** Bytes on the wire (gzipped when the service gives it so: fetch asks for gzip and inflates it). */
+  /** Bytes on the wire (gzipped when the service gives it so: the consumer asks for gzip and inflates apart). */
   feedWireBytes: new Map<string, Series>(),
   headerAge: new Series(),
   positionAge: new Series(),
