@@ -14,6 +14,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { parse } from 'csv-parse';
+import { nextTurn } from './slices.js';
 
 export const CSV_DELIMITER = ';';
 export const LIST_SEPARATOR = ',';
@@ -205,7 +206,7 @@ export async function readCsv(text: string | Buffer, o: ReadCsvOptions = {}): Pr
     if (!failure && at + piece.length - lineStart > MAX_CSV_LINE_BYTES) failure = tooLongLine(line);
     if (failure) break;
     parser.write(piece);
-    await turn();
+    await nextTurn();
   }
   if (!failure) {
     parser.end();
@@ -226,9 +227,6 @@ function lineBreaks(record: readonly string[]): number {
 }
 
 const tooLongLine = (line: number) => new CsvFormatError(line, `the line is longer than ${MAX_CSV_LINE_BYTES} bytes, the most a CSV line may hold`);
-
-/** Lets the event loop serve what waits (I/O, timers) before going on. */
-export const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Records checked between two turns of the event loop by the loops over a file's records. */
 export const TURN_EVERY = 2000;

@@ -22,6 +22,8 @@ const ALLOWED: Record<string, string> = {
   'src/domains/feeds/siri/build.ts: formatters': 'time formatters by time zone: pure, a few',
   'src/domains/gtfs/import/files.ts: GTFS_FILE_NAMES': 'a constant (ReadonlySet)',
   'src/domains/predictions/service.ts: timetables': "a day's timetable indexed by trip and block, per schedule object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
+  'src/platform/slices.ts: draining':
+    "the lane of sliced work's turns (with its queue `lane`): per thread by nature, like the one event loop it shares out between every app of the process; it holds only the resolvers of work waiting for its turn",
   'src/domains/auth/passwords.ts: dummy': 'one dummy hash, computed once, verified against for unknown emails (equal timing): a constant',
 };
 

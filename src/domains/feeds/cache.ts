@@ -25,6 +25,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../platform/context.js';
 import type { Service } from '../../platform/lifecycle.js';
 import { gzipped, sendEncoded } from '../../platform/http/read-cache.js';
+import { nextTurn } from '../../platform/slices.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { networkNow, type NetworkNow } from './network.js';
 
@@ -117,7 +118,7 @@ export class FeedCache implements Service {
       // iterating the live map would visit them again, a rebuild that never ends under load.
       for (const [name, o] of [...g.outputs]) {
         // Requests served from the last snapshot go first between two builds (they are CPU work).
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
         try {
           built.set(name, await make(net, o.recipe, o.out));
         } catch (err) {

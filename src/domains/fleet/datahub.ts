@@ -8,7 +8,8 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { AppContext } from '../../platform/context.js';
-import { CsvFormatError, TURN_EVERY, csvList, readCsv, turn, type CsvValue } from '../../platform/csv.js';
+import { CsvFormatError, TURN_EVERY, csvList, readCsv, type CsvValue } from '../../platform/csv.js';
+import { nextTurn } from '../../platform/slices.js';
 import { violatedConstraint, type Db } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { errors, ValidationError, type ValidationIssue } from '../../platform/http/errors.js';
@@ -88,7 +89,7 @@ export async function importCsv(ctx: AppContext, scope: GroupScope, t: CsvTable,
   const uniqueCsv = t.columns.find((c) => c.db === t.unique.db)!.csv;
 
   for (const [i, { line, values }] of file.records.entries()) {
-    if (i % TURN_EVERY === TURN_EVERY - 1) await turn();
+    if (i % TURN_EVERY === TURN_EVERY - 1) await nextTurn();
     const parsed: Record<string, unknown> = {};
     let ok = true;
     for (const c of t.columns) {

@@ -8,7 +8,8 @@ import type { Queryable } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
 import { ValidationError, type ValidationIssue } from '../../platform/http/errors.js';
 import { FORMAT_HINTS, ajvFormats, isoDate } from '../../platform/http/params.js';
-import { CsvFormatError, TURN_EVERY, readCsv, turn } from '../../platform/csv.js';
+import { CsvFormatError, TURN_EVERY, readCsv } from '../../platform/csv.js';
+import { nextTurn } from '../../platform/slices.js';
 import { tripsOnServiceDate, routesOf, type ScheduledTrip } from '../gtfs/service-days.js';
 import { formatGtfsTime, gtfsSeconds } from '../gtfs/time.js';
 import { teamParam } from '../../platform/http/teams.js';
@@ -43,7 +44,7 @@ export async function assignmentsFromCsv(text: string): Promise<Located[]> {
   const issues: ValidationIssue[] = [];
   const out: Located[] = [];
   for (const [i, r] of parsed.records.entries()) {
-    if (i % TURN_EVERY === TURN_EVERY - 1) await turn();
+    if (i % TURN_EVERY === TURN_EVERY - 1) await nextTurn();
     const v = r.values;
     const get = (c: string) => (v[c] === undefined || v[c] === '' ? undefined : v[c]);
     const a: Located = { loc: ['body', r.line], trip_id: get('trip_id') ?? '', date: get('date') ?? '' };
