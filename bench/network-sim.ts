@@ -66,7 +66,7 @@ export class SimulatorLoad implements LoadSource {
   }
 
   async run(_now: () => number, _onBatch: (b: BatchSeen) => void, keepGoing: () => boolean): Promise<void> {
-    this.sim!.run(1000);
+    this.sim!.run();
     while (keepGoing()) await new Promise((r) => setTimeout(r, 200));
     await this.sim!.stop();
   }
