@@ -8,8 +8,8 @@
  * The turns are one lane for the whole service (`nextTurn`): the sliced work waiting goes on one
  * slice per turn of the event loop, first come first served, and the requests and I/O callbacks
  * waiting run between two. Without the lane, every sliced loop under way (a feed rebuild, a
- * tracking round, the predictions, an export) took its slice in the same turn, and a request
- * waited for all of them: 120-140 ms at p99 with Queens' 418 buses (docs/operations.md §8).
+ * tracking round, the predictions, a CSV import) took its slice in the same turn, and a request
+ * waited for one slice of each (what it changed in bench:network: docs/operations.md §8).
  */
 import { performance } from 'node:perf_hooks';
 
