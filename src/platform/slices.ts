@@ -16,27 +16,21 @@ import { performance } from 'node:perf_hooks';
 /** Work between two turns of the event loop, in milliseconds. */
 export const SLICE_MS = 10;
 
-/** The sliced work waiting for its turn, oldest first. */
+/** The sliced work waiting for its turn, oldest first. A `next` is queued with setImmediate exactly while it is not empty. */
 const lane: (() => void)[] = [];
-let draining = false;
 
 /** Gives the next waiting slice its turn, and asks for the following one at the next turn of the loop. */
 function next() {
   const go = lane.shift()!;
   // Queued from a setImmediate callback, the next one runs at the next turn, after the I/O waiting.
   if (lane.length > 0) setImmediate(next);
-  else draining = false;
   go();
 }
 
 /** Resolves at this work's next turn of the event loop: after the I/O waiting and the sliced work queued before it. */
 export function nextTurn(): Promise<void> {
   return new Promise<void>((resolve) => {
-    lane.push(resolve);
-    if (!draining) {
-      draining = true;
-      setImmediate(next);
-    }
+    if (lane.push(resolve) === 1) setImmediate(next);
   });
 }
 

@@ -3,7 +3,7 @@
  * objects made by buildApp (appContext in src/app.ts), started and closed with the app; what is kept
  * per database handle (memos of what it read, work under way on it) is kept by the handle (Db.kept,
  * src/platform/db/kept.ts), for readers that receive only the Db. A scan of
- * src/ for a module-level `new Map`, `new WeakMap`, `new Set` or mutable `let`: each one found is
+ * src/ for a module-level `new Map`, `new WeakMap`, `new Set`, empty array (`= []`, filled later) or mutable `let`: each one found is
  * either a pure cache (the same for every app: a constant computed once, a memo of a pure
  * function) listed here with its reason, or a failure.
  */
@@ -22,12 +22,12 @@ const ALLOWED: Record<string, string> = {
   'src/domains/feeds/siri/build.ts: formatters': 'time formatters by time zone: pure, a few',
   'src/domains/gtfs/import/files.ts: GTFS_FILE_NAMES': 'a constant (ReadonlySet)',
   'src/domains/predictions/service.ts: timetables': "a day's timetable indexed by trip and block, per schedule object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
-  'src/platform/slices.ts: draining':
-    "the lane of sliced work's turns (with its queue `lane`): per thread by nature, like the one event loop it shares out between every app of the process; it holds only the resolvers of work waiting for its turn",
+  'src/platform/slices.ts: lane':
+    "the lane of sliced work's turns: per thread by nature, like the one event loop it shares out between every app of the process; it holds only the resolvers of work waiting for its turn",
   'src/domains/auth/passwords.ts: dummy': 'one dummy hash, computed once, verified against for unknown emails (equal timing): a constant',
 };
 
-const MUTABLE = /^(?:export\s+)?(?:(?:const|let|var)\s+(\w+)\s*(?::[^=]+)?=\s*new\s+(?:Weak)?(?:Map|Set)\b|(?:let|var)\s+(\w+))/;
+const MUTABLE = /^(?:export\s+)?(?:(?:const|let|var)\s+(\w+)\s*(?::[^=]+)?=\s*new\s+(?:Weak)?(?:Map|Set)\b|(?:let|var)\s+(\w+)|const\s+(\w+)\b.*=\s*\[\];?$)/;
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -45,7 +45,7 @@ function moduleState(): string[] {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       // Module level: not indented (the code is formatted; a declaration inside a block is indented).
       const m = MUTABLE.exec(line);
-      if (m) found.push(`${rel}: ${m[1] ?? m[2]}`);
+      if (m) found.push(`${rel}: ${m[1] ?? m[2] ?? m[3]}`);
     }
   }
   return found.sort();
