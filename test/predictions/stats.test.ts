@@ -208,6 +208,15 @@ describe('prediction sampler', () => {
     expect(r.every((x) => x.horizon_s <= 600)).toBe(true);
   });
 
+  it('records a minute of more samples than one statement takes (chunks of chunkRows), every one of them', async () => {
+    const now = at(8 * 3600 + 270);
+    const published = (await predictTrips(t.ctx, g, D1, { now })).find((p) => p.trip_id === 'T08')!;
+    expect(published.stops.length).toBeGreaterThan(1);
+    expect(await samplePredictions(t.ctx, { now, groupId: g, chunkRows: 1 })).toBe(published.stops.length);
+    const r = (await rows()).filter((x) => new Date(x.sampled_at).getTime() === now.getTime());
+    expect(r.map((x) => [x.stop_sequence, new Date(x.predicted_arrival_at).getTime()])).toEqual(published.stops.map((s) => [s.stop_sequence, s.arrival_at.getTime()]));
+  });
+
   it('the job samples by itself each round and stops with the application (awaiting a round under way)', async () => {
     const minute = at(8 * 3600 + 300);
     clock.set(minute);

@@ -5,7 +5,7 @@
  * - The sampler records what predictTrips publishes (the feeds publish it): for each trip and stop
  *   ahead, at most once per clock minute, the predicted arrival and its horizon (predicted arrival
  *   minus the sampling time), stops farther ahead than maxHorizonMinutes left out. One insert per
- *   group and date, whatever the number of trips.
+ *   group and date and SAMPLE_CHUNK_ROWS samples, whatever the number of trips.
  * - predictionStats scores the samples against the actual arrivals of the tracking tables, joined
  *   when it answers (a passage recomputed later is scored as it stands), set-based in SQL.
  *
@@ -14,9 +14,11 @@
 import type { AppContext } from '../../platform/context.js';
 import type { Db } from '../../platform/db/index.js';
 import type { GroupScope } from '../../platform/http/access.js';
+import { slices } from '../../platform/slices.js';
 import type { Period } from '../../platform/time.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
-import { deleteSamplesBefore, HORIZON_BANDS, insertSamples, type ScoreKeyed, selectSampleCandidates, selectScores } from './queries/samples.js';
+import { trackingOf } from '../trips/tracking.js';
+import { deleteSamplesBefore, HORIZON_BANDS, insertSamples, type SampleColumns, type ScoreKeyed, selectSampleCandidates, selectScores } from './queries/samples.js';
 import { predictTrips } from './service.js';
 
 export { HORIZON_BANDS, WINDOW_MINUTES } from './queries/samples.js';
@@ -24,20 +26,37 @@ export { HORIZON_BANDS, WINDOW_MINUTES } from './queries/samples.js';
 export const COMPLETE_BIN_SAMPLES = 1;
 
 
-/** Samples what the predictions publish now for every group and date with a trip in progress; returns the rows recorded. */
-export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupId?: string } = {}): Promise<number> {
+/** Samples recorded by one statement: a city's minute (tens of thousands of stops ahead) is several, each a bounded piece of work. */
+export const SAMPLE_CHUNK_ROWS = 5000;
+
+const noColumns = (): SampleColumns => ({ trip: [], seq: [], stop: [], route: [], arr: [], dep: [], unc: [], hor: [], basis: [] });
+
+/**
+ * Samples what the predictions publish now for every group and date with a trip in progress;
+ * returns the rows recorded. The predictions are those of the feeds (predictTrips on the tracking
+ * of the trips that may be in progress, as feeds/network.ts reads it: not every trip of the day);
+ * the rows are built in slices and written SAMPLE_CHUNK_ROWS at a time, so a city's minute never
+ * holds the event loop or one statement long. A chunk is written whole or not at all; the key
+ * (one sample a clock minute) makes a round run again harmless.
+ */
+export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupId?: string; chunkRows?: number } = {}): Promise<number> {
   const now = o.now ?? ctx.clock.now();
   const maxHorizonS = ctx.config.predictionSamples.maxHorizonMinutes * 60;
+  const chunkRows = o.chunkRows ?? SAMPLE_CHUNK_ROWS;
   const candidates = await selectSampleCandidates(ctx.db, now, o.groupId ?? null);
   let recorded = 0;
   for (const { group_id: groupId, service_date: date } of candidates) {
     // The day's whole schedule, as the feeds read it (gtfs/schedule-memo.ts: read once per version and date).
     const day = await scheduleMemoOf(ctx.db).dayOf(ctx.db, groupId, undefined, date);
-    const predictions = await predictTrips(ctx, groupId, date, { now, schedule: day });
+    const tracking = await trackingOf(ctx.db, groupId, date, undefined, { now, open: true });
+    const predictions = await predictTrips(ctx, groupId, date, { now, schedule: day, tracking });
     if (predictions.length === 0) continue;
     const routes = new Map(day.trips.map((t) => [t.trip_id, t.route_id]));
-    const cols = { trip: [] as string[], seq: [] as number[], stop: [] as string[], route: [] as string[], arr: [] as string[], dep: [] as string[], unc: [] as number[], hor: [] as number[], basis: [] as string[] };
+    let cols = noColumns();
+    const turn = slices();
     for (const p of predictions) {
+      const wait = turn();
+      if (wait) await wait;
       const route = routes.get(p.trip_id);
       if (route === undefined) continue;
       for (const s of p.stops) {
@@ -53,9 +72,12 @@ export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupI
         cols.hor.push(horizon);
         cols.basis.push(s.basis);
       }
+      if (cols.trip.length >= chunkRows) {
+        recorded += await insertSamples(ctx.db, groupId, date, now, cols);
+        cols = noColumns();
+      }
     }
-    if (cols.trip.length === 0) continue;
-    recorded += await insertSamples(ctx.db, groupId, date, now, cols);
+    if (cols.trip.length > 0) recorded += await insertSamples(ctx.db, groupId, date, now, cols);
   }
   return recorded;
 }
