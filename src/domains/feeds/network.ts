@@ -23,7 +23,7 @@ import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
 import { ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { latestVehiclePositions, type VehiclePositionRow } from '../device/positions.js';
 import { getGroup } from '../groups/service.js';
-import { onServiceDay, tripsOnServiceDate, tripsRoutes, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint } from '../gtfs/service-days.js';
+import { tripsOnServiceDate, tripsRoutes, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { concerns, overlayTrip, type TripOverlay } from '../updates/overlay.js';
 import type { Place, TripUpdateRecord } from '../updates/schemas.js';
@@ -66,7 +66,7 @@ export interface FeedTrip {
   service_date: string;
   trip: ScheduledTrip;
   gtfs_id: string;
-  stops: ScheduledStopTime[];
+  stops: readonly ScheduledStopTime[];
   overlay: TripOverlay;
   delay: ObservedDelay | null;
   /**
@@ -243,7 +243,7 @@ async function tripsOf(
     const wait = turn();
     if (wait) await wait;
     const st = stored.get(trip.trip_id);
-    const stops = st ? onServiceDay(st, dayStart, trip.frequency ? trip.start_time : undefined) : [];
+    const stops = st ? memo.stopsOnDay(groupId, gtfsId, trip.trip_id, st, dayStart, trip.frequency ? trip.start_time : undefined) : [];
     const overlay = overlayTrip(mine, stops);
     if (!overlay.cancelled && overlay.skipped.size === 0 && overlay.moved.size === 0 && overlay.added.length === 0 && !overlay.detour && !delay && !prediction) continue;
     const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;

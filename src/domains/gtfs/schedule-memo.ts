@@ -10,7 +10,7 @@
  * per group: yesterday and today).
  */
 import type { Db, Queryable } from '../../platform/db/index.js';
-import { groupTimezone, shapesOf, storedStopTimes, tripsOnServiceDate, versionInForce, type ServiceDay, type ShapePoint, type StoredStopTimes } from './service-days.js';
+import { groupTimezone, onServiceDay, shapesOf, storedStopTimes, tripsOnServiceDate, versionInForce, type ScheduledStopTime, type ServiceDay, type ShapePoint, type StoredStopTimes } from './service-days.js';
 
 export class ScheduleMemo {
   static readonly MAX_TRIPS = 50_000;
@@ -19,6 +19,7 @@ export class ScheduleMemo {
   private readonly stopTimes = new Map<string, StoredStopTimes | null>();
   private readonly shapes = new Map<string, ShapePoint[]>();
   private readonly days = new Map<string, ServiceDay>();
+  private readonly onDay = new Map<string, readonly ScheduledStopTime[]>();
 
   /**
    * The whole schedule of a service date (tripsOnServiceDate): the same for a given GTFS version,
@@ -53,6 +54,21 @@ export class ScheduleMemo {
       if (stored) out.set(t, stored);
     }
     return out;
+  }
+
+  /**
+   * A trip's stored stop times as instants of a service day (onServiceDay; `startTime`: a
+   * frequency instance's), made once per trip, day and start: the feeds' rebuilds ask for the same
+   * trips every few seconds. Shared: the caller must not change them.
+   */
+  stopsOnDay(groupId: string, gtfsId: string, tripId: string, stored: StoredStopTimes, dayStart: Date, startTime?: string | number): readonly ScheduledStopTime[] {
+    const key = `${groupId}\n${gtfsId}\n${tripId}\n${dayStart.getTime()}\n${startTime ?? ''}`;
+    const known = this.onDay.get(key);
+    if (known) return known;
+    if (this.onDay.size >= ScheduleMemo.MAX_TRIPS) this.onDay.clear();
+    const stops = onServiceDay(stored, dayStart, startTime);
+    this.onDay.set(key, stops);
+    return stops;
   }
 
   /** The points of these shapes of a version (an unknown shape: no points); reads only those not known yet. */
