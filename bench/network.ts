@@ -35,7 +35,9 @@
  * --history-days N (the N days before the measured one filled with copies of its morning so far,
  * bench/network-history.ts: the cost of a month of reports), --no-feeds (no feed consumer and no
  * feed-lag probe: the service without passenger feeds to rebuild, to tell their cost on the other
- * figures), --help.
+ * figures), --steady-after S (60: the figures are also given for the run after its first
+ * window ending S seconds in or later, the steady state: the first minute still has the service
+ * recomputing the morning the simulator's start sent; 0: not), --help.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -72,6 +74,7 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'string' },
     'history-days': { type: 'string', default: '0' },
     'no-feeds': { type: 'boolean', default: false },
+    'steady-after': { type: 'string', default: '60' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -87,6 +90,7 @@ const MINUTES = Number(args.minutes);
 const PERIOD_S = Number(args.period);
 const MAX_VEHICLES = args.vehicles ? Number(args.vehicles) : Infinity;
 const HISTORY_DAYS = Number(args['history-days']);
+const STEADY_AFTER_S = Number(args['steady-after']);
 const GROUP = 'netbench';
 const ADMIN = { email: 'netbench@transit-ops.example', password: `netbench-${randomBytes(6).toString('hex')}` };
 const STALE_S = 300;
@@ -702,12 +706,15 @@ async function main() {
     const totalsStart = { ...cpuStart, t: Date.now() };
     last = { ...cpuStart, t: Date.now() };
     let windowStart = Date.now();
+    /** Where the steady state starts: the first window's end at least --steady-after seconds into the run. */
+    let steadyStart: typeof last | null = null;
     while (Date.now() - runStart < MINUTES * 60_000) {
       await sleep(Math.min(30_000, MINUTES * 60_000 - (Date.now() - runStart)));
       const line = await report(windowStart, `${fmt((Date.now() - runStart) / 1000)} s (${simulator.activeVehicles()} vehicles sending)`);
       windows.push(line);
       console.log(line);
       windowStart = Date.now();
+      if (!steadyStart && STEADY_AFTER_S > 0 && Date.now() - runStart >= STEADY_AFTER_S * 1000 && Date.now() - runStart < MINUTES * 60_000) steadyStart = { ...last };
     }
     running = false;
     await simDone;
@@ -717,6 +724,11 @@ async function main() {
     last = totalsStart;
     const sizeAfter = await databaseSizes(admin, database);
     const final = await report(runStart, `whole run, ${MINUTES} min`);
+    let steady = '';
+    if (steadyStart) {
+      last = steadyStart;
+      steady = await report(steadyStart.t, `steady state, the run after its first ${fmt((steadyStart.t - runStart) / 1000)} s (the service's catch-up of each vehicle's morning left out)`);
+    }
     // The warehouse's export of the day (export/trip-tracking, one line per recorded trip and stop), after the run, three
     // times: the first also recomputes the trips still marked when the run stopped (an export holds every report committed).
     const exports: { rows: number; s: number }[] = [];
@@ -729,6 +741,7 @@ async function main() {
     console.log(`feed: ${feed.describe.split('\n')[0]}`);
     console.log(`import ${importS.toFixed(1)} s; service date ${date} from ${args.at} local; ${simulator.vehicles} vehicles (one per block running), period ${PERIOD_S} s; simulator: ${simulator.name}`);
     console.log(final);
+    if (steady) console.log(steady);
     console.log(`  export/trip-tracking of ${date}, three times: ${exports.map((e) => `${fmt(e.rows)} rows in ${e.s.toFixed(2)} s (${fmt(e.rows / e.s)} rows/s)`).join(', ')}; the first recomputes the trips still marked${HISTORY_DAYS > 0 ? ` (with ${HISTORY_DAYS} days of history before it)` : ''}`);
     const grown = sizeAfter.total - sizeBefore.total;
     console.log(`database: ${fmt(sizeImported.total / 1024 / 1024)} MB with the feed imported, ${fmt(sizeBefore.total / 1024 / 1024)} MB at the start of the measured run, ${fmt(sizeAfter.total / 1024 / 1024)} MB after (+${fmt(grown / 1024 / 1024, 1)} MB in ${MINUTES} min: ${fmt(grown / 1024 / (simulator.vehicles * MINUTES / 60), 0)} KB per vehicle-hour)`);
