@@ -330,9 +330,11 @@ export async function trackingOf(db: Db, groupId: string, serviceDate: string, t
   const now = o.now ?? new Date();
   await refreshDirty(db, { groupId, dates: [serviceDate], ...(tripIds ? { tripIds } : {}) });
   const summariesRead = selectSummaries(db, groupId, serviceDate, tripIds ? [...tripIds] : null, o.open === true, new Date(now.getTime() - TRIP_CLOSE_AFTER_SECONDS * 1000));
-  // The stops of the trips named (or of every trip) are read beside their summaries; those of the open trips once these are known.
+  // The stops of the trips named (or of every trip) are read beside their summaries; those of the
+  // open trips once these are known, and only for the trips recomputed since the last such read
+  // (OpenTripStops: the feeds read every open trip each refresh, and few changed in between).
   const stopsRead = o.open
-    ? summariesRead.then((rows) => selectStops(db, groupId, serviceDate, rows.map((s) => s.trip_id)))
+    ? summariesRead.then((rows) => db.kept.of(OpenTripStops).read(db, groupId, serviceDate, rows))
     : selectStops(db, groupId, serviceDate, tripIds ? [...tripIds] : null);
   const [summaries, stopRows] = await Promise.all([summariesRead, stopsRead]);
   const stopsOf = new Map<string, StopRow[]>();
@@ -407,6 +409,31 @@ export async function trackingOf(db: Db, groupId: string, serviceDate: string, t
     });
   }
   return out;
+}
+
+/**
+ * The stored stop rows of the open trips of each group and date, as last read, with the
+ * recomputation they came from (trip_tracking.computed_at: the round writes a trip's summary and
+ * its stops in one statement). A read asks the database only for the trips recomputed since, or
+ * new; a trip no longer open is forgotten. Kept per database handle (Db.kept).
+ */
+export class OpenTripStops {
+  private readonly dates = new Map<string, Map<string, { computedAt: string; rows: StopRow[] }>>();
+
+  async read(db: Db, groupId: string, serviceDate: string, summaries: readonly Pick<SummaryRow, 'trip_id' | 'computed_at'>[]): Promise<StopRow[]> {
+    const key = `${groupId}\n${serviceDate}`;
+    const known = this.dates.get(key) ?? new Map<string, { computedAt: string; rows: StopRow[] }>();
+    const changed = summaries.filter((s) => known.get(s.trip_id)?.computedAt !== s.computed_at);
+    const fresh = changed.length > 0 ? await selectStops(db, groupId, serviceDate, changed.map((s) => s.trip_id)) : [];
+    const rowsOf = new Map<string, StopRow[]>(changed.map((s) => [s.trip_id, []]));
+    for (const r of fresh) rowsOf.get(r.trip_id)?.push(r);
+    const next = new Map<string, { computedAt: string; rows: StopRow[] }>();
+    for (const s of summaries) next.set(s.trip_id, rowsOf.has(s.trip_id) ? { computedAt: s.computed_at, rows: rowsOf.get(s.trip_id)! } : known.get(s.trip_id)!);
+    // Two dates per group at most are open at once (yesterday's trips past midnight, today's).
+    if (!this.dates.has(key) && this.dates.size >= 64) this.dates.delete(this.dates.keys().next().value!);
+    this.dates.set(key, next);
+    return [...next.values()].flatMap((t) => t.rows);
+  }
 }
 
 /** Which of these trips have a stored tracking on the date, as stored (dirty trips are not recomputed first). */

@@ -1,0 +1,84 @@
+/**
+ * The open trips' tracking as the feeds read it each refresh (trackingOf with `open`): the stop
+ * rows of a trip are read again only when the trip was recomputed since the last read
+ * (OpenTripStops, keyed by trip_tracking.computed_at), and a late report is in the next read.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenTripStops, trackingOf } from '../../src/domains/trips/tracking.js';
+import { selectSummaries } from '../../src/domains/trips/queries/tracking.js';
+import { newGroup, setup, type TestApp } from '../helpers/app.js';
+import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
+import { importZip, minimalZip } from '../helpers/gtfs.js';
+
+const DATE = '2026-03-02'; // a Monday, Europe/Paris at +01:00: 08:00 local = 07:00Z
+const FEED = {
+  'stops.txt': 'stop_id,stop_name,stop_lat,stop_lon\nS1,First,48.850,2.35\nS2,Second,48.860,2.35\nS3,Third,48.870,2.35\n',
+  'trips.txt': 'route_id,service_id,trip_id,trip_headsign,direction_id,block_id\nR1,WK,T1,Third,0,B1\nR1,WK,T2,Third,0,B2\n',
+  'stop_times.txt': [
+    'trip_id,arrival_time,departure_time,stop_id,stop_sequence',
+    'T1,08:00:00,08:00:00,S1,1', 'T1,08:10:00,08:11:00,S2,2', 'T1,08:20:00,08:20:00,S3,3',
+    'T2,08:00:00,08:00:00,S1,1', 'T2,08:10:00,08:11:00,S2,2', 'T2,08:20:00,08:20:00,S3,3',
+  ].join('\n') + '\n',
+};
+const at = (hhmmss: string) => new Date(`${DATE}T${hhmmss}Z`).toISOString();
+const ref = (trip: string) => ({ trip_id: trip, service_date: DATE });
+
+let t: TestApp;
+let g: string;
+const devices: Awaited<ReturnType<typeof newDevice>>[] = [];
+
+beforeAll(async () => {
+  t = await setup();
+  g = await newGroup(t);
+  await importZip(t, g, minimalZip(FEED), { publish: true });
+  for (const trip of ['T1', 'T2']) {
+    const dev = await newDevice(t, g);
+    devices.push(dev);
+    const [bus, driver] = [await newVehicle(t, g), await newDriver(t, g)];
+    expect((await send(t, g, dev.auth, [
+      item('sign_on', at('06:50:00'), { driver_id: driver, vehicle_id: bus }),
+      item('trip_start', at('06:59:00'), ref(trip)),
+      item('trip_event', at('07:01:00'), { ...ref(trip), event: 'departure', stop_id: 'S1', stop_sequence: 1, gps_valid: true }),
+    ])).json.complete).toBe(true);
+  }
+});
+afterAll(async () => t?.close());
+
+const passed = async (now: Date) =>
+  Object.fromEntries((await trackingOf(t.db, g, DATE, undefined, { now, open: true })).map((x) => [x.trip_id, x.stops.map((s) => s.status)]));
+
+describe('the open trips read each refresh', () => {
+  it('read again: a trip recomputed since has its new stops, the others the rows already read', async () => {
+    const now = new Date(at('07:05:00'));
+    expect(await passed(now)).toEqual({ T1: ['passed', 'pending', 'pending'], T2: ['passed', 'pending', 'pending'] });
+    const kept = t.db.kept.of(OpenTripStops);
+    const summaries = await selectSummaries(t.db, g, DATE, null, true, new Date(0));
+    const rowsOf = async () => {
+      const rows = await kept.read(t.db, g, DATE, summaries);
+      return (trip: string) => rows.filter((r) => r.trip_id === trip);
+    };
+    const first = await rowsOf();
+    const again = await rowsOf();
+    for (const trip of ['T1', 'T2']) {
+      expect(again(trip)).toHaveLength(3);
+      again(trip).forEach((r, i) => expect(r).toBe(first(trip)[i]));
+    }
+
+    // T1 passes S2 (a report, its trip recomputed by the read): in the next read; T2's rows are those read before.
+    await send(t, g, devices[0]!.auth, [item('trip_event', at('07:11:00'), { ...ref('T1'), event: 'departure', stop_id: 'S2', stop_sequence: 2, gps_valid: true })]);
+    const later = new Date(at('07:12:00'));
+    expect(await passed(later)).toEqual({ T1: ['passed', 'passed', 'pending'], T2: ['passed', 'pending', 'pending'] });
+    const fresh = await selectSummaries(t.db, g, DATE, null, true, new Date(0));
+    const rows = await kept.read(t.db, g, DATE, fresh);
+    expect(rows.filter((r) => r.trip_id === 'T1').map((r) => r.actual_at?.toISOString() ?? null)).toEqual([at('07:01:00'), at('07:11:00'), null]);
+    rows.filter((r) => r.trip_id === 'T2').forEach((r, i) => expect(r).toBe(first('T2')[i]));
+  });
+
+  it('leaves out a trip once it ended', async () => {
+    await send(t, g, devices[1]!.auth, [
+      item('trip_event', at('07:21:00'), { ...ref('T2'), event: 'arrival', stop_id: 'S3', stop_sequence: 3, gps_valid: true }),
+      item('trip_end', at('07:21:30'), ref('T2')),
+    ]);
+    expect(Object.keys(await passed(new Date(at('07:22:00'))))).toEqual(['T1']);
+  });
+});
