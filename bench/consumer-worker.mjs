@@ -1,18 +1,39 @@
 /**
- * bench:network's consumers: the timed GETs of the feed consumer and of the trip object reader,
- * made on this worker thread's own event loop. The bench's main thread also runs the simulator
- * (418 vehicles to thousands), whose holds (p99 above 100 ms) would count in every latency it
- * measured, as if the passengers' apps ran on the devices' server. Asked { id, url, headers },
- * answers { id, status, encoding, wire, ms }: the bytes as they came (gzip not inflated: that
- * is the consumer's own work) and the time from the request to the last byte. Plain JavaScript:
- * a worker thread does not get the TypeScript loader of the bench's thread.
+ * bench:network's consumers: the timed GETs of the feed consumer, the feed-lag probe and the trip
+ * object reader, made on this worker thread's own event loop, and what the consumer does with an
+ * answer (inflating it, decoding a GTFS-Realtime feed) done here too. The bench's main thread
+ * also runs the simulator (418 vehicles to thousands): its holds would count in every latency
+ * measured there, and a city's feeds (a 146 MB SIRI estimated timetable inflated, a 10 MB
+ * trip-updates decoded every 5 s) would hold it and delay the devices' sends.
+ *
+ * Asked { id, url, headers, digest }, answers { id, status, ms, endedAt, wireBytes, bodyBytes }
+ * and, by `digest`: 'vehicle-positions' { header, vehicles: [vehicle id, position time ms][] },
+ * 'trip-updates' { header, trips: trip ids }; an answer other than 200 or 204 brings the start of
+ * its body (`text`). `ms` is the time from the request to the last byte (the bytes as they came:
+ * inflating is the consumer's own work, done after); `endedAt` when that byte came (epoch ms).
+ * Plain JavaScript: a worker thread does not get the TypeScript loader of the bench's thread.
  */
 import { Agent, get } from 'node:http';
 import { parentPort } from 'node:worker_threads';
+import { gunzipSync } from 'node:zlib';
+import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
 
+const { FeedMessage } = GtfsRealtimeBindings.transit_realtime;
 const agent = new Agent({ keepAlive: true });
 
-parentPort.on('message', ({ id, url, headers }) => {
+function digestOf(kind, body) {
+  if (kind !== 'vehicle-positions' && kind !== 'trip-updates') return {};
+  const msg = FeedMessage.decode(body);
+  const header = Number(msg.header.timestamp) * 1000;
+  if (kind === 'vehicle-positions') {
+    const vehicles = [];
+    for (const e of msg.entity) if (e.vehicle?.vehicle?.id) vehicles.push([e.vehicle.vehicle.id, Number(e.vehicle.timestamp) * 1000]);
+    return { header, vehicles };
+  }
+  return { header, trips: msg.entity.map((e) => e.tripUpdate?.trip?.tripId).filter((x) => !!x) };
+}
+
+parentPort.on('message', ({ id, url, headers, digest }) => {
   const t0 = performance.now();
   const fail = (err) => parentPort.postMessage({ id, error: err.message });
   const req = get(url, { agent, headers, timeout: 120_000 }, (res) => {
@@ -20,8 +41,19 @@ parentPort.on('message', ({ id, url, headers }) => {
     res.on('data', (c) => chunks.push(c));
     res.on('end', () => {
       const ms = performance.now() - t0;
-      const wire = new Uint8Array(Buffer.concat(chunks));
-      parentPort.postMessage({ id, status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], wire, ms }, [wire.buffer]);
+      const endedAt = Date.now();
+      try {
+        const wire = Buffer.concat(chunks);
+        const body = res.headers['content-encoding'] === 'gzip' ? gunzipSync(wire) : wire;
+        const status = res.statusCode ?? 0;
+        const ok = status === 200 || status === 204;
+        parentPort.postMessage({
+          id, status, ms, endedAt, wireBytes: wire.length, bodyBytes: body.length,
+          ...(ok ? digestOf(digest, body) : { text: body.subarray(0, 200).toString() }),
+        });
+      } catch (err) {
+        fail(err);
+      }
     });
     res.on('error', fail);
   });

@@ -48,10 +48,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { gunzipSync } from 'node:zlib';
 import { DateTime } from 'luxon';
 import pg from 'pg';
-import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
 import WebSocket from 'ws';
 import { demoFeedZip } from '../src/domains/demo/feed.js';
 import { generateNetwork } from '../src/domains/demo/network.js';
@@ -397,27 +395,43 @@ const FEEDS = {
   'siri-vm': '/siri/vehicle-monitoring',
   'siri-et': '/siri/estimated-timetable',
 } as const;
-const { FeedMessage } = GtfsRealtimeBindings.transit_realtime;
+/** What the consumers' thread answers (consumer-worker.mjs): the timing, the sizes and, when asked, what the feed holds. */
+interface Consumed {
+  status: number;
+  /** Request to the last byte, ms; when that byte came, epoch ms. */
+  ms: number;
+  endedAt: number;
+  /** Bytes on the wire (gzipped when the service gives it so) and inflated. */
+  wireBytes: number;
+  bodyBytes: number;
+  /** A GTFS-Realtime feed's header timestamp (ms), its vehicles ([id, position time ms]) or its trips. */
+  header?: number;
+  vehicles?: [string, number][];
+  trips?: string[];
+  /** The start of an answer other than 200 or 204. */
+  text?: string;
+}
 
-/** The consumers' thread (consumer-worker.mjs): the timed GETs, away from the simulator's event loop. */
+/** The consumers' thread (consumer-worker.mjs): the timed GETs and their decoding, away from the simulator's event loop. */
 let consumer: Worker | undefined;
-const asked = new Map<number, { resolve: (a: { status: number; encoding: string | undefined; wire: Buffer; ms: number }) => void; reject: (e: Error) => void }>();
+const asked = new Map<number, { resolve: (a: Consumed) => void; reject: (e: Error) => void }>();
 let lastAsk = 0;
 
 /**
  * A GET as a feed consumer or a console makes it (Accept-Encoding: gzip, a kept-alive connection),
- * timed on the consumers' thread: the bytes as they came, and the time until the last of them
- * arrived. Inflating is the consumer's own work, done apart.
+ * timed on the consumers' thread: the time until the last byte arrived. Inflating and decoding
+ * (`digest`: a GTFS-Realtime feed's vehicles or trips) are the consumer's own work, done after,
+ * on that thread too.
  */
-function getAsConsumer(path: string, headers: Record<string, string> = {}): Promise<{ status: number; encoding: string | undefined; wire: Buffer; ms: number }> {
+function getAsConsumer(path: string, headers: Record<string, string> = {}, digest?: 'vehicle-positions' | 'trip-updates'): Promise<Consumed> {
   if (!consumer) {
     consumer = new Worker(new URL('./consumer-worker.mjs', import.meta.url));
     consumer.unref();
-    consumer.on('message', (m: { id: number; error?: string; status: number; encoding: string | undefined; wire: Uint8Array; ms: number }) => {
+    consumer.on('message', (m: Consumed & { id: number; error?: string }) => {
       const waiting = asked.get(m.id);
       asked.delete(m.id);
       if (m.error !== undefined) waiting?.reject(new Error(m.error));
-      else waiting?.resolve({ status: m.status, encoding: m.encoding, wire: Buffer.from(m.wire.buffer, m.wire.byteOffset, m.wire.byteLength), ms: m.ms });
+      else waiting?.resolve(m);
     });
     consumer.on('error', (err) => {
       for (const w of asked.values()) w.reject(err);
@@ -428,29 +442,25 @@ function getAsConsumer(path: string, headers: Record<string, string> = {}): Prom
   const id = ++lastAsk;
   return new Promise((resolve, reject) => {
     asked.set(id, { resolve, reject });
-    consumer!.postMessage({ id, url: `${baseUrl}/api/v4${path}`, headers: { 'accept-encoding': 'gzip', ...headers } });
+    consumer!.postMessage({ id, url: `${baseUrl}/api/v4${path}`, headers: { 'accept-encoding': 'gzip', ...headers }, digest });
   });
 }
 
 async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<void> {
-  const res = await getAsConsumer(`/groups/${GROUP}${FEEDS[name]}`);
-  const body = res.encoding === 'gzip' ? gunzipSync(res.wire) : res.wire;
-  if (res.status !== 200 && res.status !== 204) throw new Error(`${name}: ${res.status} ${body.toString().slice(0, 200)}`);
+  const res = await getAsConsumer(`/groups/${GROUP}${FEEDS[name]}`, {}, name === 'vehicle-positions' || name === 'trip-updates' ? name : undefined);
+  if (res.status !== 200 && res.status !== 204) throw new Error(`${name}: ${res.status} ${res.text ?? ''}`);
   (F.feedMs.get(name) ?? F.feedMs.set(name, new Series()).get(name)!).add(Math.round(res.ms));
-  (F.feedBytes.get(name) ?? F.feedBytes.set(name, new Series()).get(name)!).add(body.length);
-  (F.feedWireBytes.get(name) ?? F.feedWireBytes.set(name, new Series()).get(name)!).add(res.wire.length);
-  if (name !== 'vehicle-positions' && name !== 'trip-updates') return;
-  const msg = FeedMessage.decode(body);
-  const header = Number(msg.header.timestamp) * 1000;
+  (F.feedBytes.get(name) ?? F.feedBytes.set(name, new Series()).get(name)!).add(res.bodyBytes);
+  (F.feedWireBytes.get(name) ?? F.feedWireBytes.set(name, new Series()).get(name)!).add(res.wireBytes);
+  if (res.header === undefined) return;
+  const header = res.header;
   const fetchedAt = now();
-  if (name === 'vehicle-positions') {
+  if (res.vehicles) {
     F.headerAge.add((fetchedAt - header) / 1000);
     const present = new Set<string>();
-    for (const e of msg.entity) {
-      const id = e.vehicle?.vehicle?.id;
-      if (!id) continue;
+    for (const [id, at] of res.vehicles) {
       present.add(id);
-      F.positionAge.add((fetchedAt - Number(e.vehicle!.timestamp) * 1000) / 1000);
+      F.positionAge.add((fetchedAt - at) / 1000);
     }
     let reporting = 0;
     let seen = 0;
@@ -459,8 +469,8 @@ async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<v
       if (present.has(v)) seen++;
     }
     if (reporting > 0) F.coverageVehicles.add((100 * seen) / reporting);
-  } else {
-    const inFeed = new Set(msg.entity.map((e) => e.tripUpdate?.trip?.tripId).filter((x): x is string => !!x));
+  } else if (res.trips) {
+    const inFeed = new Set(res.trips);
     let progress = 0;
     let seen = 0;
     for (const [trip, started] of tripStarted) {
@@ -493,21 +503,19 @@ async function readTripObject(date: string): Promise<void> {
   F.tripReadMs.add(Math.round(res.ms));
 }
 
-/** Polls vehicle-positions every second: when each accepted position becomes visible. */
+/** Polls vehicle-positions every second (on the consumers' thread): when each accepted position becomes visible. */
 async function probeFeedLag(now: () => number): Promise<void> {
-  const res = await fetch(`${baseUrl}/api/v4/groups/${GROUP}/gtfs-rt/vehicle-positions`, { signal: AbortSignal.timeout(120_000) });
-  const seenAt = Date.now();
-  const msg = FeedMessage.decode(Buffer.from(await res.arrayBuffer()));
-  const header = Number(msg.header.timestamp) * 1000;
+  const res = await getAsConsumer(`/groups/${GROUP}${FEEDS['vehicle-positions']}`, {}, 'vehicle-positions');
+  if (res.header === undefined || !res.vehicles) throw new Error(`vehicle-positions: ${res.status} ${res.text ?? ''}`);
+  const seenAt = res.endedAt;
+  const header = res.header;
   if (!snapshotsSeen.has(header)) {
     snapshotsSeen.add(header);
     if (snapshotsSeen.size > 1) F.buildUpperBound.add((now() - header) / 1000);
   }
-  for (const e of msg.entity) {
-    const v = e.vehicle?.vehicle?.id;
-    const list = v ? pendingPositions.get(v) : undefined;
+  for (const [v, ts] of res.vehicles) {
+    const list = pendingPositions.get(v);
     if (!list) continue;
-    const ts = Number(e.vehicle!.timestamp) * 1000;
     let k = 0;
     while (k < list.length && list[k]![0] <= ts) F.lagFeed.add(seenAt - list[k++]![1], seenAt);
     if (k > 0) list.splice(0, k);
