@@ -29,8 +29,8 @@ import { concerns, overlayTrip, type TripOverlay } from '../updates/overlay.js';
 import type { Place, TripUpdateRecord } from '../updates/schemas.js';
 import { updatesInForce } from '../updates/service.js';
 import { observedDelays } from '../trips/delays.js';
-import { trackingOf, type TripTracking } from '../trips/tracking.js';
-import { predictTrips, type TripPrediction } from '../predictions/service.js';
+import type { TripTracking } from '../trips/tracking.js';
+import { predictOpenTrips, type TripPrediction } from '../predictions/service.js';
 
 /** A trip stays in the feeds this long after its (expected) last arrival. */
 export const PAST_TRIP_SECONDS = 1800;
@@ -179,16 +179,15 @@ interface LiveDate {
 async function liveOf(
   db: Db, groupId: string, tz: string, date: string, now: Date, cfg: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>, memo: ScheduleMemo, horizonSeconds: number,
 ): Promise<LiveDate> {
-  const tracking = await trackingOf(db, groupId, date, undefined, { now, open: true });
-  const live: LiveDate = { schedule: null, tracking: new Map(tracking.map((t) => [t.trip_id, t])), predictions: new Map() };
-  if (horizonSeconds <= 0 && !tracking.some((t) => t.status === 'in_progress')) return live;
-  live.schedule = await memo.dayOf(db, groupId, tz, date);
   const ctx = { db, clock: { now: () => now }, config: { predictions: cfg } };
-  const predicted = await predictTrips(ctx, groupId, date, {
-    tracking, schedule: live.schedule, now, stopTimes: (gtfsId, ids) => memo.stopTimesOf(db, groupId, gtfsId, ids), scheduleHorizonSeconds: horizonSeconds,
+  const read = await predictOpenTrips(ctx, groupId, date, {
+    now, schedule: () => memo.dayOf(db, groupId, tz, date), stopTimes: (gtfsId, ids) => memo.stopTimesOf(db, groupId, gtfsId, ids), scheduleHorizonSeconds: horizonSeconds,
   });
-  for (const p of predicted) live.predictions.set(p.trip_id, p);
-  return live;
+  return {
+    schedule: read.schedule,
+    tracking: new Map(read.tracking.map((t) => [t.trip_id, t])),
+    predictions: new Map(read.predictions.map((p) => [p.trip_id, p])),
+  };
 }
 
 /** The latest time the vehicle was seen passing or at a stop of a trip, never after `now` (no entity is newer than the feed). */

@@ -17,9 +17,8 @@ import type { GroupScope } from '../../platform/http/access.js';
 import { slices } from '../../platform/slices.js';
 import type { Period } from '../../platform/time.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
-import { trackingOf } from '../trips/tracking.js';
 import { deleteSamplesBefore, HORIZON_BANDS, insertSamples, type SampleColumns, type ScoreKeyed, selectSampleCandidates, selectScores } from './queries/samples.js';
-import { predictTrips } from './service.js';
+import { predictOpenTrips } from './service.js';
 
 export { HORIZON_BANDS, WINDOW_MINUTES } from './queries/samples.js';
 /** A one-minute bin is complete with this many samples (at most one a minute is recorded: see docs/predictions.md). */
@@ -33,8 +32,8 @@ const noColumns = (): SampleColumns => ({ trip: [], seq: [], stop: [], route: []
 
 /**
  * Samples what the predictions publish now for every group and date with a trip in progress;
- * returns the rows recorded. The predictions are those of the feeds (predictTrips on the tracking
- * of the trips that may be in progress, as feeds/network.ts reads it: not every trip of the day);
+ * returns the rows recorded. The predictions are those of the feeds (predictOpenTrips, which
+ * feeds/network.ts calls too: the trips that may be in progress, not every trip of the day);
  * the rows are built in slices and written SAMPLE_CHUNK_ROWS at a time, so a city's minute never
  * holds the event loop or one statement long. A chunk is written whole or not at all; the key
  * (one sample a clock minute) makes a round run again harmless.
@@ -47,10 +46,8 @@ export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupI
   let recorded = 0;
   for (const { group_id: groupId, service_date: date } of candidates) {
     // The day's whole schedule, as the feeds read it (gtfs/schedule-memo.ts: read once per version and date).
-    const day = await scheduleMemoOf(ctx.db).dayOf(ctx.db, groupId, undefined, date);
-    const tracking = await trackingOf(ctx.db, groupId, date, undefined, { now, open: true });
-    const predictions = await predictTrips(ctx, groupId, date, { now, schedule: day, tracking });
-    if (predictions.length === 0) continue;
+    const { schedule: day, predictions } = await predictOpenTrips(ctx, groupId, date, { now, schedule: () => scheduleMemoOf(ctx.db).dayOf(ctx.db, groupId, undefined, date) });
+    if (day === null || predictions.length === 0) continue;
     const routes = new Map(day.trips.map((t) => [t.trip_id, t.route_id]));
     let cols = noColumns();
     const turn = slices();

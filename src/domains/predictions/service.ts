@@ -52,6 +52,32 @@ export interface PredictionContext {
 export const BLOCK_HORIZON_SECONDS = 3 * 3600;
 
 /**
+ * What the passenger feeds publish for a service date (feeds/network.ts) and what the prediction
+ * sampler records (samples.ts), in one place: predictTrips on the tracking of the trips that may
+ * be in progress (trackingOf with `open`), the day's schedule read (through `schedule`) only when
+ * there is something to predict. The tracking is given back too (the feeds publish it).
+ */
+export async function predictOpenTrips(
+  ctx: PredictionContext,
+  groupId: string,
+  serviceDate: string,
+  o: {
+    now: Date; schedule: () => Promise<ServiceDay>;
+    stopTimes?: (gtfsId: string, tripIds: readonly string[]) => Promise<Map<string, StoredStopTimes>>;
+    scheduleHorizonSeconds?: number;
+  },
+): Promise<{ tracking: TripTracking[]; schedule: ServiceDay | null; predictions: TripPrediction[] }> {
+  const tracking = await trackingOf(ctx.db, groupId, serviceDate, undefined, { now: o.now, open: true });
+  const horizonS = o.scheduleHorizonSeconds ?? 0;
+  if (horizonS <= 0 && !tracking.some((t) => t.status === 'in_progress')) return { tracking, schedule: null, predictions: [] };
+  const schedule = await o.schedule();
+  const predictions = await predictTrips(ctx, groupId, serviceDate, {
+    tracking, schedule, now: o.now, scheduleHorizonSeconds: horizonS, ...(o.stopTimes ? { stopTimes: o.stopTimes } : {}),
+  });
+  return { tracking, schedule, predictions };
+}
+
+/**
  * Predicts the stops ahead of every trip in progress on `serviceDate` (narrowed to `tripIds`
  * when given) and of the next trips of their blocks within three hours. `tracking`: the caller's
  * trackingOf answer for the date, and `schedule` its tripsOnServiceDate answer, when it has them
