@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { DateTime } from 'luxon';
 import { fragment } from 'xmlbuilder2';
 import { describe, expect, it } from 'vitest';
@@ -38,7 +37,7 @@ describe('a network-size EstimatedTimetable', () => {
       key: `T${i}`, service_date: '2026-03-10', gtfs_id: 'g',
       trip: { trip_id: `T${i}`, route_id: `R${i % 7}`, direction_id: i % 2, headsign: i === 300 ? 'Gare & Lac <Nord>' : `To ${i}`, frequency: false, start_time: '07:00:00' },
       stops: [], overlay: { cancelled: false, applied: [], skipped: new Map(), moved: new Map(), added: [], detour: null, messages: [] },
-      delay: null, prediction: null, observed_at: null, shape: null, calls: [1, 2, 3].map((k) => call(i, k)),
+      delay: null, prediction: null, observed_at: null, shape: null, signature: null, calls: [1, 2, 3].map((k) => call(i, k)),
     }));
     const net = { groupId: 'g', timezone: 'Europe/Zurich', now, trips, updates: [], vehicles: [] } as unknown as Parameters<typeof estimatedTimetable>[0];
     const doc = (await estimatedTimetable(net, 'g'))!;
@@ -48,11 +47,16 @@ describe('a network-size EstimatedTimetable', () => {
     expect(doc.match(/<EstimatedCall>/g)).toHaveLength(450 * 3);
     expect(doc).toContain('<DestinationName>Gare &amp; Lac &lt;Nord&gt;</DestinationName>');
     expect(doc).not.toContain('<!--');
-    // What identifies its content (the ETag) is the hash of the document without its production times.
-    const { contentOf, estimatedTimetableOutput } = await import('../../src/domains/feeds/siri/build.js');
+    // What identifies its content (the ETag) stays with the production times moved, and changes with a journey's times.
+    const { estimatedTimetableOutput } = await import('../../src/domains/feeds/siri/build.js');
     const out = (await estimatedTimetableOutput(net, 'g'))!;
     expect(out.body.toString('utf8')).toBe(doc);
-    expect(out.fingerprint.toString('hex')).toBe(createHash('sha256').update(contentOf(doc, net)).digest('hex'));
+    const later = (await estimatedTimetableOutput({ ...net, now: new Date(now.getTime() + 5000) }, 'g'))!;
+    expect(later.body.toString('utf8')).not.toBe(doc);
+    expect(later.fingerprint.toString('hex')).toBe(out.fingerprint.toString('hex'));
+    const late = (c: ReturnType<typeof call>) => ({ ...c, expected_arrival_at: new Date(c.expected_arrival_at.getTime() + 60_000) });
+    const moved = { ...net, trips: trips.map((t, i) => (i === 7 ? { ...t, calls: t.calls.map(late) } : t)) } as unknown as typeof net;
+    expect((await estimatedTimetableOutput(moved, 'g'))!.fingerprint.toString('hex')).not.toBe(out.fingerprint.toString('hex'));
   });
 
   it('its journeys written as text are what xmlbuilder2 writes from the same objects, hostile texts included', async () => {

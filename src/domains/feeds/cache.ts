@@ -40,6 +40,8 @@ export interface Output {
   lastModified: Date;
   /** The snapshot it was built from. */
   net: NetworkNow;
+  /** What the recipe kept for its next build (Built.state). */
+  state: unknown;
 }
 
 export interface Built {
@@ -47,9 +49,14 @@ export interface Built {
   contentType: string;
   /** What identifies the content: equal fingerprints, same content. */
   fingerprint: Buffer | string;
+  /** The gzip form when the recipe made it (from kept pieces: fragments.ts); else made from the body. */
+  gzip?: Buffer;
+  /** Kept for the recipe's next build of this output, which receives it (the pieces it can reuse). */
+  state?: unknown;
 }
 
-export type Recipe = (net: NetworkNow) => Built | Promise<Built>;
+/** Builds an output from a snapshot; `state` is what its previous build of the same output kept (undefined at first). */
+export type Recipe = (net: NetworkNow, state: unknown) => Built | Promise<Built>;
 
 /** Outputs per group rebuilt with each snapshot: the most recently asked for (others are built on request). */
 const KEPT_OUTPUTS = 64;
@@ -182,9 +189,12 @@ export class FeedCache implements Service {
   }
 }
 
-/** Builds an output from a snapshot; its Last-Modified stays that of `previous` when the content is the same. */
+/**
+ * Builds an output from a snapshot, the recipe given what its previous build kept; its
+ * Last-Modified stays that of `previous` when the content is the same.
+ */
 async function make(net: NetworkNow, recipe: Recipe, previous: Output | undefined): Promise<Output> {
-  const b = await recipe(net);
+  const b = await recipe(net, previous?.state);
   const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
   const etag = `W/"${fingerprint}"`;
   return {
@@ -193,7 +203,8 @@ async function make(net: NetworkNow, recipe: Recipe, previous: Output | undefine
     etag,
     lastModified: previous?.etag === etag ? previous.lastModified : new Date(Math.floor(net.now.getTime() / 1000) * 1000),
     net,
-    gzip: await gzipped(b.body),
+    gzip: b.gzip ?? (await gzipped(b.body)),
+    state: b.state,
   };
 }
 

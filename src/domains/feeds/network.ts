@@ -79,6 +79,13 @@ export interface FeedTrip {
   calls: Call[];
   /** The trip's GTFS shape, read for a trip on a detour (the detour's full path is built from it). */
   shape: ShapePoint[] | null;
+  /**
+   * What the outputs tell of the trip beyond its schedule (immutable for a GTFS version), as a
+   * string: two snapshots' trips of the same key and signature are told the same in every output,
+   * whose pieces are kept from one rebuild to the next (fragments.ts). Null for a trip an update
+   * applies to (a few: made again at each rebuild).
+   */
+  signature: string | null;
 }
 
 /** A vehicle of the feeds: its latest position (VehiclePositionRow), its trip's route, the trip's start as HH:MM:SS. */
@@ -248,9 +255,10 @@ async function tripsOf(
     const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
     const tracked = trip.frequency ? undefined : live.tracking.get(trip.trip_id);
     const observed = prediction?.from_trip_id ? observedAt(live.tracking.get(prediction.from_trip_id), now) : delay ? new Date(Math.min(delay.at.getTime(), now.getTime())) : null;
+    const calls = callsOf(stops, overlay, delay, prediction ? { prediction, tracked } : null);
     out.push({
-      key, service_date: date, trip, gtfs_id: gtfsId, stops, overlay, delay, prediction, observed_at: observed,
-      calls: callsOf(stops, overlay, delay, prediction ? { prediction, tracked } : null), shape_id: overlay.detour ? trip.shape_id : null,
+      key, service_date: date, trip, gtfs_id: gtfsId, stops, overlay, delay, prediction, observed_at: observed, calls,
+      shape_id: overlay.detour ? trip.shape_id : null, signature: overlay.applied.length > 0 ? null : signatureOf(gtfsId, delay, prediction, observed, calls),
     });
   }
   // The GTFS shape of each trip on a detour (its full path is built from it).
@@ -258,6 +266,19 @@ async function tripsOf(
   return out
     .map(({ shape_id, ...t }): FeedTrip => ({ ...t, shape: shape_id ? shapes.get(shape_id)! : null }))
     .sort((a, b) => a.trip.first_departure_at.getTime() - b.trip.first_departure_at.getTime() || (a.key < b.key ? -1 : 1));
+}
+
+/**
+ * The signature of a trip no update applies to: its calls are its scheduled stops (the same for a
+ * GTFS version, trip and start), so what varies is the delay, whether and from which trip it is
+ * predicted, when it was observed, and each call's expected times, uncertainty and passing.
+ */
+function signatureOf(gtfsId: string, delay: ObservedDelay | null, prediction: TripPrediction | null, observed: Date | null, calls: readonly Call[]): string {
+  const ms = (d: Date | null) => (d === null ? '' : d.getTime());
+  // Joined, not concatenated: one flat string (compared at the next rebuild), not a rope of thousands.
+  const parts = [gtfsId, delay ? `${delay.stop_sequence},${delay.delay},${delay.at.getTime()}` : '', prediction ? (prediction.from_trip_id ?? '-') : '', ms(observed)];
+  for (const c of calls) parts.push(`${ms(c.expected_arrival_at)},${ms(c.expected_departure_at)},${c.uncertainty_seconds ?? ''}${c.passed ? 'p' : ''}`);
+  return parts.join('|');
 }
 
 const plus = (d: Date | null, s: number) => (d ? new Date(d.getTime() + s * 1000) : null);

@@ -12,6 +12,7 @@ import { addDays, isoWithOffset, serviceDayStart } from '../../../platform/time.
 import type { RouteInfo, StopInfo } from '../../gtfs/service-days.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
 import { alertUpdates } from '../gtfs-rt/feeds.js';
+import { assemble, piece, TripPieces, type Piece } from '../fragments.js';
 import { monitored, type Call, type FeedTrip, type FeedVehicle, type NetworkNow } from '../network.js';
 
 export const SIRI_NS = 'http://www.siri.org.uk/siri';
@@ -95,10 +96,15 @@ export async function estimatedTimetable(net: NetworkNow, producer: string, o: {
 }
 
 /**
- * The EstimatedTimetable as the feed cache keeps it: the document's bytes, and what identifies
- * its content (the hash of contentOf(document), made as it is written); null: no journey.
+ * The EstimatedTimetable as the feed cache keeps it: the document's bytes, their gzip form, what
+ * identifies its content (the hash of contentOf(document): of the document around the journeys
+ * and of each journey's digest), and the journeys' pieces (fragments.ts); null: no journey. A
+ * journey whose trip has the same signature as in `previous` (the pieces of the output's
+ * previous build) is not written again: its text, digest and deflated form are reused.
  */
-export async function estimatedTimetableOutput(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): Promise<{ body: Buffer; fingerprint: Buffer } | null> {
+export async function estimatedTimetableOutput(
+  net: NetworkNow, producer: string, o: { lineRef?: string | undefined; previous?: TripPieces | undefined } = {},
+): Promise<{ body: Buffer; gzip: Buffer; fingerprint: Buffer; pieces: TripPieces } | null> {
   const tz = net.timezone;
   const situations = new Set(alertUpdates(net).map((u) => u.update_id));
   const journey = (ft: FeedTrip): Node => {
@@ -118,12 +124,11 @@ export async function estimatedTimetableOutput(net: NetworkNow, producer: string
   const trips = net.trips.filter((ft) => o.lineRef === undefined || ft.trip.route_id === o.lineRef);
   // The SIRI 2.1 schema wants at least one journey in a delivery: none, no document (the route answers 204).
   if (trips.length === 0) return null;
-  // A city's timetable is tens of megabytes of XML (17.8 MB for Queens): the document around the
-  // journeys is made first, the journeys are then written as text (xmlText, not through
-  // xmlbuilder2's object model: 20 % of a server's time and most of its garbage under a city's
-  // load) in slices of SLICE_MS, the event loop free between two (feed requests are answered
-  // meanwhile), each slice encoded and hashed as it comes. The text is the same as xmlbuilder2
-  // writes in one piece.
+  // A city's timetable is 150 MB of XML: the document around the journeys is made first, the
+  // journeys are then written as text (xmlText, not through xmlbuilder2's object model: 20 % of a
+  // server's time and most of its garbage under a city's load), each journey a piece kept for the
+  // next build, the event loop given back every SLICE_MS (feed requests are answered meanwhile).
+  // The text is the same as xmlbuilder2 writes in one piece.
   const shell = siriDocument(serviceDelivery(net, producer, {
     EstimatedTimetableDelivery: {
       '@version': SIRI_VERSION,
@@ -136,23 +141,18 @@ export async function estimatedTimetableOutput(net: NetworkNow, producer: string
   const at = shell.indexOf(mark);
   const [content0, content1] = contentOf(shell, net).split(mark) as [string, string];
   const hash = createHash('sha256').update(content0);
-  const parts: Buffer[] = [Buffer.from(shell.slice(0, at))];
+  const pieces = new TripPieces(o.previous);
+  const parts: Piece[] = [piece(Buffer.from(shell.slice(0, at)))];
   const turn = slices();
-  let text = '';
-  for (let i = 0; i < trips.length; i++) {
-    text += xmlText('EstimatedVehicleJourney', journey(trips[i]!));
-    const last = i === trips.length - 1;
-    const wait = last ? undefined : turn();
-    if (last || wait) {
-      const b = Buffer.from(text);
-      parts.push(b);
-      hash.update(b);
-      text = '';
-      if (wait) await wait;
-    }
+  for (const ft of trips) {
+    const p = pieces.of(ft, () => piece(Buffer.from(xmlText('EstimatedVehicleJourney', journey(ft)))))!;
+    parts.push(p);
+    hash.update(p.digest);
+    const wait = turn();
+    if (wait) await wait;
   }
-  parts.push(Buffer.from(shell.slice(at + mark.length)));
-  return { body: Buffer.concat(parts), fingerprint: hash.update(content1).digest() };
+  parts.push(piece(Buffer.from(shell.slice(at + mark.length))));
+  return { ...assemble(parts), fingerprint: hash.update(content1).digest(), pieces: pieces.done() };
 }
 
 const JOURNEYS_MARK = 'journeys';

@@ -10,6 +10,7 @@ import { getGroup } from '../../groups/service.js';
 import { publishedGtfsId } from '../../gtfs/service.js';
 import { BLOCK_HORIZON_SECONDS } from '../../predictions/service.js';
 import { sendOutput, snapshotAge, type FeedCache } from '../cache.js';
+import { TripPieces } from '../fragments.js';
 import { checkStatus, contentOf, estimatedTimetableOutput, linesDiscovery, situationExchange, stopMonitoring, stopPointsDiscovery, vehicleMonitoring } from './build.js';
 import { discovery, stopVisits } from './service.js';
 
@@ -45,9 +46,9 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
     ),
   }, async (req, reply) => {
     const { group_id: g } = req.params;
-    const out = await cached(g, `et?${req.query.LineRef ?? ''}`, async (net) => {
-      const doc = await estimatedTimetableOutput(net, g, { lineRef: req.query.LineRef });
-      return { contentType: XML, body: doc?.body ?? Buffer.alloc(0), fingerprint: doc?.fingerprint ?? '' };
+    const out = await cached(g, `et?${req.query.LineRef ?? ''}`, async (net, state) => {
+      const doc = await estimatedTimetableOutput(net, g, { lineRef: req.query.LineRef, previous: state instanceof TripPieces ? state : undefined });
+      return doc ? { contentType: XML, body: doc.body, gzip: doc.gzip, fingerprint: doc.fingerprint, state: doc.pieces } : { contentType: XML, body: Buffer.alloc(0), fingerprint: '' };
     });
     if (out.body.length === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, out.net)).send();
     return sendOutput(req, reply, out, maxAge());

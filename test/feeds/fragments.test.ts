@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { createGunzip, gunzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { describe, expect, it } from 'vitest';
+import { assemble, piece } from '../../src/domains/feeds/fragments.js';
+import { estimatedTimetableOutput } from '../../src/domains/feeds/siri/build.js';
+import type { NetworkNow } from '../../src/domains/feeds/network.js';
+
+describe('an output assembled from pieces', () => {
+  it('gunzips to its body, read at once or as a stream, whatever the pieces (empty, tiny, incompressible, large)', async () => {
+    const texts = [Buffer.alloc(0), Buffer.from('<'), randomBytes(70_000), Buffer.from('<Call>x</Call>'.repeat(20_000)), randomBytes(3), Buffer.from('é🚌 end')];
+    const { body, gzip } = assemble(texts.map(piece));
+    expect(body.equals(Buffer.concat(texts))).toBe(true);
+    expect(gunzipSync(gzip).equals(body)).toBe(true);
+    expect((await buffer(Readable.from([gzip]).pipe(createGunzip()))).equals(body)).toBe(true);
+  });
+});
+
+describe('a SIRI EstimatedTimetable built from the previous build\'s pieces', () => {
+  const now = new Date('2026-03-10T07:35:00Z');
+  const call = (i: number, k: number, lateS = 0) => ({
+    stop_id: `S${k}`, stop_sequence: k, name: `Stop ${k}`, lat: null, lon: null, status: 'scheduled', temporary: false, update_id: null,
+    arrival_at: new Date(now.getTime() + (i + k * 60) * 1000), departure_at: new Date(now.getTime() + (i + k * 60 + 20) * 1000),
+    expected_arrival_at: new Date(now.getTime() + (i + k * 61 + lateS) * 1000), expected_departure_at: new Date(now.getTime() + (i + k * 61 + 20 + lateS) * 1000),
+    uncertainty_seconds: null, passed: false,
+  });
+  /** A trip whose signature is its expected times (as network.ts makes it: what its outputs tell beyond its schedule). */
+  const trip = (i: number, lateS = 0) => {
+    const calls = [1, 2, 3].map((k) => call(i, k, lateS));
+    return {
+      key: `T${i}`, service_date: '2026-03-10', gtfs_id: 'g', signature: <string | null>`g|${calls.map((c) => c.expected_arrival_at.getTime()).join('|')}`,
+      trip: { trip_id: `T${i}`, route_id: `R${i % 7}`, direction_id: i % 2, headsign: `To ${i}`, frequency: false, start_time: '07:00:00' },
+      stops: [], overlay: { cancelled: false, applied: [], skipped: new Map(), moved: new Map(), added: [], detour: null, messages: [] },
+      delay: null, prediction: null, observed_at: null, shape: null, calls,
+    };
+  };
+  const network = (at: Date, trips: ReturnType<typeof trip>[]) => ({ groupId: 'g', timezone: 'Europe/Zurich', now: at, trips, updates: [], vehicles: [] }) as unknown as NetworkNow;
+
+  it('is byte for byte the one built from nothing: unchanged journeys reused, a changed, a new and a gone one written as they are now', async () => {
+    const first = await estimatedTimetableOutput(network(now, Array.from({ length: 300 }, (_, i) => trip(i))), 'g');
+    // Five seconds later: trip 7 runs a minute late, trip 8 is gone, trip 300 is new.
+    const later = network(new Date(now.getTime() + 5000), [...Array.from({ length: 300 }, (_, i) => trip(i, i === 7 ? 60 : 0)).filter((t) => t.key !== 'T8'), trip(300)]);
+    const incremental = (await estimatedTimetableOutput(later, 'g', { previous: first!.pieces }))!;
+    const scratch = (await estimatedTimetableOutput(later, 'g'))!;
+    expect(incremental.pieces.reused).toBe(298);
+    expect(incremental.pieces.made).toBe(2);
+    expect(incremental.body.toString('utf8')).toBe(scratch.body.toString('utf8'));
+    expect(incremental.fingerprint.equals(scratch.fingerprint)).toBe(true);
+    expect(gunzipSync(incremental.gzip).equals(scratch.body)).toBe(true);
+    const doc = incremental.body.toString('utf8');
+    expect(doc).not.toContain('<DatedVehicleJourneyRef>T8<');
+    expect(doc).toContain('<DatedVehicleJourneyRef>T300<');
+    expect(doc).toContain(`<ExpectedArrivalTime>${'2026-03-10T08:37:08+01:00'}</ExpectedArrivalTime>`);
+  });
+
+  it('writes again a journey with no signature (an update applies to it) at every build', async () => {
+    const trips = [trip(0), { ...trip(1), signature: null }];
+    const first = await estimatedTimetableOutput(network(now, trips), 'g');
+    const second = (await estimatedTimetableOutput(network(now, trips), 'g', { previous: first!.pieces }))!;
+    expect([second.pieces.reused, second.pieces.made]).toEqual([1, 1]);
+  });
+});
+
+describe('the EstimatedTimetable the feed cache serves, rebuilt from its previous pieces', () => {
+  it('is the one built from nothing at the same time after a report moved a trip in progress and the next trip of its block', async () => {
+    const { feedFixture, settled } = await import('./fixture.js');
+    const { item, newDevice, newDriver, newVehicle, send } = await import('../helpers/actual.js');
+    const { networkNow } = await import('../../src/domains/feeds/network.js');
+    const f = await feedFixture();
+    try {
+      const { t, g } = f;
+      const device = await newDevice(t, g);
+      const bus = await newVehicle(t, g);
+      const et = async () => (await t.app.inject({ url: `/api/v4/groups/${g}/siri/estimated-timetable` })).body;
+      // A bus on T3 (block B2, then T4) left S1 on time; T2 is in the horizon, its vehicle not known.
+      await send(t, g, device.auth, [
+        item('sign_on', '2026-03-10T07:00:00Z', { driver_id: await newDriver(t, g), vehicle_id: bus }),
+        item('trip_event', '2026-03-10T07:30:00Z', { trip_id: 'T3', service_date: '2026-03-10', event: 'stop_passed', stop_id: 'S1', stop_sequence: 1, gps_valid: true }),
+      ]);
+      const before = await et();
+      // Six minutes later T3 passes S2 four minutes late: T3 and T4 are told anew, T2 as it was.
+      f.clock.advance(360_000);
+      const r = await send(t, g, device.auth, [item('trip_event', '2026-03-10T07:45:00Z', { trip_id: 'T3', service_date: '2026-03-10', event: 'stop_passed', stop_id: 'S2', stop_sequence: 2, gps_valid: true })]);
+      expect(r.json.rejected).toEqual([]);
+      await et();
+      await settled(f);
+      const served = await et();
+      const net = await networkNow(t.ctx.db, g, f.clock.now(), {
+        staleVehicleSeconds: t.ctx.config.feeds.staleVehicleSeconds, predictions: t.ctx.config.predictions, scheduleHorizonSeconds: t.ctx.config.feeds.etHorizonMinutes * 60,
+      });
+      const scratch = (await estimatedTimetableOutput(net, g))!.body.toString('utf8');
+      expect(served).toBe(scratch);
+      expect(served).not.toBe(before);
+      expect(served).toContain('<StopPointRef>S2</StopPointRef><Order>2</Order><StopPointName>Second</StopPointName><AimedArrivalTime>2026-03-10T08:40:00+01:00</AimedArrivalTime><ExpectedArrivalTime>2026-03-10T08:45:00+01:00</ExpectedArrivalTime>');
+    } finally {
+      await f.t.close();
+    }
+  });
+});
