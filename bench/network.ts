@@ -37,7 +37,8 @@
  * feed-lag probe: the service without passenger feeds to rebuild, to tell their cost on the other
  * figures), --steady-after S (60: the figures are also given for the run after its first
  * window ending S seconds in or later, the steady state: the first minute still has the service
- * recomputing the morning the simulator's start sent; 0: not), --help.
+ * recomputing the morning the simulator's start sent; 0: not), --server-node-args "ARGS" (options
+ * of the service's node, e.g. "--max-semi-space-size=64": its garbage collector tried), --help.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -70,6 +71,7 @@ const { values: args } = parseArgs({
     port: { type: 'string', default: '0' },
     load: { type: 'string', default: 'sim' },
     'cpu-prof': { type: 'string' },
+    'server-node-args': { type: 'string', default: '' },
     'history-days': { type: 'string', default: '0' },
     'no-feeds': { type: 'boolean', default: false },
     'steady-after': { type: 'string', default: '60' },
@@ -157,7 +159,8 @@ let baseUrl = '';
 
 async function startServer(databaseUrl: string, offsetMs: number, profile = false): Promise<void> {
   const prof = profile && args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : [];
-  child = spawn(process.execPath, [...prof, '--import', 'tsx', 'bench/network-server.ts'], {
+  const nodeArgs = args['server-node-args'].split(' ').filter((a) => a !== '');
+  child = spawn(process.execPath, [...nodeArgs, ...prof, '--import', 'tsx', 'bench/network-server.ts'], {
     env: {
       ...process.env, DATABASE_URL: databaseUrl, PORT: args.port, BENCH_CLOCK_OFFSET_MS: String(offsetMs), LOG_LEVEL: 'warn', TRANSIT_OPS_DEMO: '0',
       TRANSIT_OPS_SUPERUSER_EMAIL: ADMIN.email, TRANSIT_OPS_SUPERUSER_PASSWORD: ADMIN.password,
