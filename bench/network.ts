@@ -37,7 +37,7 @@
  * feed-lag probe: the service without passenger feeds to rebuild, to tell their cost on the other
  * figures), --steady-after S (60: the figures are also given for the run after its first
  * window ending S seconds in or later, the steady state: the first minute still has the service
- * recomputing the morning the simulator's start sent; 0: not), --server-node-args "ARGS" (options
+ * recomputing the morning the simulator's start sent; 0: not), --server-node-args="ARGS" (options
  * of the service's node, e.g. "--max-semi-space-size=64": its garbage collector tried), --help.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
