@@ -62,8 +62,8 @@ describe('a SIRI EstimatedTimetable built from the previous build\'s pieces', ()
   });
 });
 
-describe('the EstimatedTimetable the feed cache serves, rebuilt from its previous pieces', () => {
-  it('is the one built from nothing at the same time after a report moved a trip in progress and the next trip of its block', async () => {
+describe('the feeds the cache serves, rebuilt from their previous pieces', () => {
+  it('are the EstimatedTimetable and trip-updates built from nothing at the same time after a report moved a trip in progress and the next trip of its block', async () => {
     const { feedFixture, settled } = await import('./fixture.js');
     const { item, newDevice, newDriver, newVehicle, send } = await import('../helpers/actual.js');
     const { networkNow } = await import('../../src/domains/feeds/network.js');
@@ -73,12 +73,14 @@ describe('the EstimatedTimetable the feed cache serves, rebuilt from its previou
       const device = await newDevice(t, g);
       const bus = await newVehicle(t, g);
       const et = async () => (await t.app.inject({ url: `/api/v4/groups/${g}/siri/estimated-timetable` })).body;
+      const tu = (headers: Record<string, string> = {}) => t.app.inject({ url: `/api/v4/groups/${g}/gtfs-rt/trip-updates`, headers });
       // A bus on T3 (block B2, then T4) left S1 on time; T2 is in the horizon, its vehicle not known.
       await send(t, g, device.auth, [
         item('sign_on', '2026-03-10T07:00:00Z', { driver_id: await newDriver(t, g), vehicle_id: bus }),
         item('trip_event', '2026-03-10T07:30:00Z', { trip_id: 'T3', service_date: '2026-03-10', event: 'stop_passed', stop_id: 'S1', stop_sequence: 1, gps_valid: true }),
       ]);
       const before = await et();
+      await tu();
       // Six minutes later T3 passes S2 four minutes late: T3 and T4 are told anew, T2 as it was.
       f.clock.advance(360_000);
       const r = await send(t, g, device.auth, [item('trip_event', '2026-03-10T07:45:00Z', { trip_id: 'T3', service_date: '2026-03-10', event: 'stop_passed', stop_id: 'S2', stop_sequence: 2, gps_valid: true })]);
@@ -91,6 +93,15 @@ describe('the EstimatedTimetable the feed cache serves, rebuilt from its previou
       });
       const scratch = (await estimatedTimetableOutput(net, g))!.body.toString('utf8');
       expect(served).toBe(scratch);
+      // trip-updates the same: as FeedMessage.encode writes the message of the same snapshot, gzipped or not.
+      const { tripUpdatesMessage } = await import('../../src/domains/feeds/gtfs-rt/feeds.js');
+      const { rt } = await import('./fixture.js');
+      const truth = Buffer.from(rt.FeedMessage.encode(tripUpdatesMessage(net, net.trips)).finish());
+      expect((await tu()).rawPayload.equals(truth)).toBe(true);
+      const zipped = await tu({ 'accept-encoding': 'gzip' });
+      expect(zipped.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(zipped.rawPayload).equals(truth)).toBe(true);
+      expect(rt.FeedMessage.decode(truth).entity.map((e) => e.id)).toEqual(['trip:20260310:T3', 'trip:20260310:T4']);
       expect(served).not.toBe(before);
       expect(served).toContain('<StopPointRef>S2</StopPointRef><Order>2</Order><StopPointName>Second</StopPointName><AimedArrivalTime>2026-03-10T08:40:00+01:00</AimedArrivalTime><ExpectedArrivalTime>2026-03-10T08:45:00+01:00</ExpectedArrivalTime>');
     } finally {

@@ -11,6 +11,7 @@ import { serviceDayStart, addDays } from '../../../platform/time.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
 import type { Built } from '../cache.js';
 import { isoBasic, type FeedTrip, type FeedVehicle, type NetworkNow } from '../network.js';
+import { assemble, piece, TripPieces, type Piece } from '../fragments.js';
 import { detourPath, encodePolyline, modificationsOf } from './modifications.js';
 import { FeedMessageWithModifications } from './proto.js';
 
@@ -81,15 +82,36 @@ function tripUpdate(ft: FeedTrip): ITripUpdate {
   return { trip: tripDescriptor, stopTimeUpdate: updates, ...(ft.delay ? { delay: ft.delay.delay } : {}), ...timestamp };
 }
 
+/** The trip's entity in TripUpdates; null for a trip with only a message (the alert carries it). */
+function tripUpdateEntity(ft: FeedTrip): IFeedEntity | null {
+  const tu = tripUpdate(ft);
+  if (!ft.overlay.cancelled && (tu.stopTimeUpdate?.length ?? 0) === 0 && !('modifiedTrip' in (tu.trip ?? {}))) return null;
+  return { id: `trip:${ft.key}`, tripUpdate: tu };
+}
+
 export function tripUpdatesMessage(net: NetworkNow, trips: readonly FeedTrip[]): IFeedMessage {
-  const entity: IFeedEntity[] = [];
-  for (const ft of trips) {
-    const tu = tripUpdate(ft);
-    // A trip with only a message has nothing for TripUpdates (the alert carries it).
-    if (!ft.overlay.cancelled && (tu.stopTimeUpdate?.length ?? 0) === 0 && !('modifiedTrip' in (tu.trip ?? {}))) continue;
-    entity.push({ id: `trip:${ft.key}`, tripUpdate: tu });
+  return { header: header(net), entity: trips.flatMap((ft) => tripUpdateEntity(ft) ?? []) };
+}
+
+/**
+ * TripUpdates as the feed cache keeps it: encoded as FeedMessage.encode writes it, each trip's
+ * entity a piece (fragments.ts) reused from `previous` (the pieces of the previous build) when the
+ * trip's signature is the same, and the gzip form assembled from the pieces.
+ */
+export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces | undefined): Promise<{ body: Buffer; gzip: Buffer; pieces: TripPieces }> {
+  const parts: Piece[] = [piece(toBuffer(rt.FeedMessage.encode({ header: header(net), entity: [] }).finish()))];
+  const pieces = new TripPieces(previous);
+  const turn = slices();
+  for (const ft of net.trips) {
+    const p = pieces.of(ft, () => {
+      const e = tripUpdateEntity(ft);
+      return e ? piece(Buffer.concat([ENTITY_TAG, rt.FeedEntity.encodeDelimited(e).finish()])) : null;
+    });
+    if (p) parts.push(p);
+    const wait = turn();
+    if (wait) await wait;
   }
-  return { header: header(net), entity };
+  return { ...assemble(parts), pieces: pieces.done() };
 }
 
 export function vehiclePositionsMessage(net: NetworkNow, vehicles: readonly FeedVehicle[]): IFeedMessage {
@@ -208,12 +230,19 @@ function afterHeader(body: Uint8Array): Buffer {
   return Buffer.from(body.buffer, body.byteOffset + i + length, body.byteLength - i - length);
 }
 
-/** The feed as protobuf, fingerprinted without its header timestamp (the cache's ETag). */
-export async function buildFeed(net: NetworkNow, feed: FeedName): Promise<Built> {
+/**
+ * The feed as protobuf, fingerprinted without its header timestamp (the cache's ETag).
+ * `state`: what the previous build of the feed kept (trip-updates: its trips' pieces).
+ */
+export async function buildFeed(net: NetworkNow, feed: FeedName, state?: unknown): Promise<Built> {
   const contentType = 'application/x-protobuf';
+  if (feed === 'trip-updates') {
+    const out = await tripUpdatesOutput(net, state instanceof TripPieces ? state : undefined);
+    return { contentType, body: out.body, gzip: out.gzip, fingerprint: afterHeader(out.body), state: out.pieces };
+  }
   const body = feed === 'trip-modifications'
     ? toBuffer(FeedMessageWithModifications.encode(FeedMessageWithModifications.fromObject(tripModificationsObject(net))).finish())
-    : await encodeFeedMessage(feed === 'trip-updates' ? tripUpdatesMessage(net, net.trips) : feed === 'vehicle-positions' ? vehiclePositionsMessage(net, net.vehicles) : alertsMessage(net));
+    : await encodeFeedMessage(feed === 'vehicle-positions' ? vehiclePositionsMessage(net, net.vehicles) : alertsMessage(net));
   return { contentType, body, fingerprint: afterHeader(body) };
 }
 

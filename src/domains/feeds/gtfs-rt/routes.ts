@@ -87,7 +87,7 @@ export function gtfsRtRoutes(fastify: FastifyInstance, cache: FeedCache) {
           const b = await buildFeed(net, feed);
           return { ...b, contentType: 'application/json; charset=utf-8', body: feedAsJson(feed, b.body) };
         })
-        : await cache.output(groupId, `gtfs-rt/${feed}`, (net) => buildFeed(net, feed));
+        : await cache.output(groupId, `gtfs-rt/${feed}`, (net, state) => buildFeed(net, feed, state));
       return sendOutput(req, reply, out, app.ctx.config.feeds.refreshSeconds);
     });
   }
