@@ -3,42 +3,70 @@
  * SIRI EstimatedTimetable is 150 MB of XML and its trip-updates 10 MB of protobuf, rebuilt every
  * few seconds, while most trips are told as they were: a trip not reported on since the last
  * rebuild, or scheduled within the horizon with its vehicle not known, keeps its predictions.
- * Each trip's piece (its bytes, their digest and their deflated form) is kept under the trip's
- * key with its signature (FeedTrip.signature), and made again only when the signature changed.
+ * Each trip's piece (its bytes and their digest) is kept under the trip's key with its signature
+ * (FeedTrip.signature), and made again only when the signature changed.
  *
- * The gzip form of a whole output is then assembled from the pieces' deflated forms (each a raw
- * deflate stream ended by a sync flush, so they follow one another as one stream, RFC 1951), with
- * the CRC-32 and length of the whole (RFC 1952): what changed is compressed, not the whole.
+ * The gzip form of a whole output is assembled from the pieces' deflated forms, as pigz does:
+ * each piece is a raw deflate stream ended by a sync flush, so they follow one another as one
+ * stream (RFC 1951), and each is compressed with the bytes before it (the previous piece) as its
+ * dictionary, which the decoder holds in its window at that point: the result compresses as the
+ * whole document does. A piece's deflated form is reused while the piece and the one before it
+ * are the same, so what changed (and what follows it) is compressed, not the whole.
  */
 import { createHash } from 'node:crypto';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { slices } from '../../platform/slices.js';
 import type { FeedTrip } from './network.js';
 
 export interface Piece {
   bytes: Buffer;
   /** SHA-256 of the bytes: an output's fingerprint can be made of its pieces' digests. */
   digest: Buffer;
-  /** A raw deflate stream of the bytes, ended by a sync flush (byte-aligned, not final). */
-  deflated: Buffer;
 }
 
-/** A piece of an output: the bytes with their digest and their deflated form. */
+/** A piece of an output: the bytes with their digest. */
 export function piece(bytes: Buffer): Piece {
-  return { bytes, digest: createHash('sha256').update(bytes).digest(), deflated: deflateRawSync(bytes, { finishFlush: constants.Z_SYNC_FLUSH }) };
+  return { bytes, digest: createHash('sha256').update(bytes).digest() };
 }
 
 /** The gzip member header (RFC 1952): deflate, no name, no time, Unix, as zlib writes it. */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03]);
 /** The final block that ends the deflate stream: an empty fixed-Huffman block with BFINAL set. */
 const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
+/** The deflate window: how far back the decoder can refer, so the most of a dictionary used. */
+const WINDOW = 32 * 1024;
 
-/** An output made of pieces, in order: its bytes and its gzip form. */
-export function assemble(pieces: readonly Piece[]): { body: Buffer; gzip: Buffer } {
+/** A piece's deflated form, made with the piece before it (`after`) as its dictionary. */
+const deflatedForms = new WeakMap<Piece, { after: Piece | undefined; deflated: Buffer }>();
+
+function deflatedAfter(p: Piece, after: Piece | undefined): Buffer {
+  const known = deflatedForms.get(p);
+  if (known && known.after === after) return known.deflated;
+  const dictionary = after && after.bytes.length > 0 ? after.bytes.subarray(Math.max(0, after.bytes.length - WINDOW)) : undefined;
+  const deflated = deflateRawSync(p.bytes, { finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) });
+  deflatedForms.set(p, { after, deflated });
+  return deflated;
+}
+
+/**
+ * An output made of pieces, in order: its bytes and its gzip form. The pieces are deflated in
+ * slices (the event loop is given back between two), those deflated after the same piece at the
+ * previous build not again.
+ */
+export async function assemble(pieces: readonly Piece[]): Promise<{ body: Buffer; gzip: Buffer }> {
+  const deflated: Buffer[] = [GZIP_HEADER];
+  const turn = slices();
+  for (let i = 0; i < pieces.length; i++) {
+    deflated.push(deflatedAfter(pieces[i]!, pieces[i - 1]));
+    const wait = turn();
+    if (wait) await wait;
+  }
   const body = Buffer.concat(pieces.map((p) => p.bytes));
   const trailer = Buffer.alloc(8);
   trailer.writeUInt32LE(crc32(body), 0);
   trailer.writeUInt32LE(body.length % 2 ** 32, 4);
-  return { body, gzip: Buffer.concat([GZIP_HEADER, ...pieces.map((p) => p.deflated), FINAL_BLOCK, trailer]) };
+  deflated.push(FINAL_BLOCK, trailer);
+  return { body, gzip: Buffer.concat(deflated) };
 }
 
 /**

@@ -111,7 +111,7 @@ export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces | 
     const wait = turn();
     if (wait) await wait;
   }
-  return { ...assemble(parts), pieces: pieces.done() };
+  return { ...(await assemble(parts)), pieces: pieces.done() };
 }
 
 export function vehiclePositionsMessage(net: NetworkNow, vehicles: readonly FeedVehicle[]): IFeedMessage {

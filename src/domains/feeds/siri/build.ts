@@ -152,7 +152,7 @@ export async function estimatedTimetableOutput(
     if (wait) await wait;
   }
   parts.push(piece(Buffer.from(shell.slice(at + mark.length))));
-  return { ...assemble(parts), fingerprint: hash.update(content1).digest(), pieces: pieces.done() };
+  return { ...(await assemble(parts)), fingerprint: hash.update(content1).digest(), pieces: pieces.done() };
 }
 
 const JOURNEYS_MARK = 'journeys';
