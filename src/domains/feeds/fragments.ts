@@ -6,7 +6,8 @@
  * Each trip's piece (its bytes and their digest) is kept under the trip's key with its signature
  * (FeedTrip.signature), and made again only when the signature changed.
  *
- * The gzip form of a whole output is assembled from the pieces' deflated forms, as pigz does:
+ * The gzip form of the timetable (assemble; trip-updates' kilobyte pieces are gzipped whole, which
+ * costs less) is made from the pieces' deflated forms, as pigz does:
  * each piece is a raw deflate stream ended by a sync flush, so they follow one another as one
  * stream (RFC 1951), and each is compressed with the bytes before it (the previous piece) as its
  * dictionary, which the decoder holds in its window at that point: the result compresses as the
