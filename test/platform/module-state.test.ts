@@ -24,6 +24,8 @@ const ALLOWED: Record<string, string> = {
   'src/domains/predictions/service.ts: timetables': "a day's timetable indexed by trip and block, per schedule object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
   'src/platform/slices.ts: lane':
     "the lane of sliced work's turns: per thread by nature, like the one event loop it shares out between every app of the process; it holds only the resolvers of work waiting for its turn",
+  'src/domains/feeds/fragments.ts: deflatedForms':
+    "a feed piece's deflated form after the piece before it, per piece object (a WeakMap: a memo of a pure function of immutable buffers, gone with the piece)",
   'src/domains/auth/passwords.ts: dummy': 'one dummy hash, computed once, verified against for unknown emails (equal timing): a constant',
 };
 
