@@ -71,20 +71,21 @@ export async function assemble(pieces: readonly Piece[]): Promise<{ body: Buffer
 }
 
 /**
- * The trips' pieces of one build of an output, reusing those of the previous build whose trip
- * has the same signature. The previous build's pieces are only read, so two builds from the same
- * previous one are independent; the pieces of trips no longer in the output are not kept.
+ * The trips' pieces of one build of an output (a Piece, or the bytes alone where no digest is
+ * needed), reusing those of the previous build whose trip has the same signature. The previous
+ * build's pieces are only read, so two builds from the same previous one are independent; the
+ * pieces of trips no longer in the output are not kept.
  */
-export class TripPieces {
-  private readonly kept = new Map<string, { signature: string; piece: Piece | null }>();
+export class TripPieces<P = Piece> {
+  private readonly kept = new Map<string, { signature: string; piece: P | null }>();
   /** Trips whose piece was reused, made (the benchmark's and the tests' figures). */
   reused = 0;
   made = 0;
 
-  constructor(private previous: TripPieces | undefined) {}
+  constructor(private previous: TripPieces<P> | undefined) {}
 
   /** The trip's piece (null: the trip has none in this output): the previous one if its signature is the same, else `make`'s. */
-  of(ft: Pick<FeedTrip, 'key' | 'signature'>, make: () => Piece | null): Piece | null {
+  of(ft: Pick<FeedTrip, 'key' | 'signature'>, make: () => P | null): P | null {
     const known = ft.signature === null ? undefined : this.previous?.kept.get(ft.key);
     if (known && known.signature === ft.signature) {
       this.reused++;

@@ -258,7 +258,7 @@ async function tripsOf(
     const calls = callsOf(stops, overlay, delay, prediction ? { prediction, tracked } : null);
     out.push({
       key, service_date: date, trip, gtfs_id: gtfsId, stops, overlay, delay, prediction, observed_at: observed, calls,
-      shape_id: overlay.detour ? trip.shape_id : null, signature: overlay.applied.length > 0 ? null : signatureOf(gtfsId, delay, prediction, observed, calls),
+      shape_id: overlay.detour ? trip.shape_id : null, signature: overlay.applied.length > 0 ? null : signatureOf(gtfsId, tz, delay, prediction, observed, calls),
     });
   }
   // The GTFS shape of each trip on a detour (its full path is built from it).
@@ -271,12 +271,13 @@ async function tripsOf(
 /**
  * The signature of a trip no update applies to: its calls are its scheduled stops (the same for a
  * GTFS version, trip and start), so what varies is the delay, whether and from which trip it is
- * predicted, when it was observed, and each call's expected times, uncertainty and passing.
+ * predicted, when it was observed, and each call's expected times, uncertainty and passing; and
+ * the group's time zone, in which SIRI writes every time.
  */
-function signatureOf(gtfsId: string, delay: ObservedDelay | null, prediction: TripPrediction | null, observed: Date | null, calls: readonly Call[]): string {
+function signatureOf(gtfsId: string, tz: string, delay: ObservedDelay | null, prediction: TripPrediction | null, observed: Date | null, calls: readonly Call[]): string {
   const ms = (d: Date | null) => (d === null ? '' : d.getTime());
   // Joined, not concatenated: one flat string (compared at the next rebuild), not a rope of thousands.
-  const parts = [gtfsId, delay ? `${delay.stop_sequence},${delay.delay},${delay.at.getTime()}` : '', prediction ? (prediction.from_trip_id ?? '-') : '', ms(observed)];
+  const parts = [gtfsId, tz, delay ? `${delay.stop_sequence},${delay.delay},${delay.at.getTime()}` : '', prediction ? (prediction.from_trip_id ?? '-') : '', ms(observed)];
   for (const c of calls) parts.push(`${ms(c.expected_arrival_at)},${ms(c.expected_departure_at)},${c.uncertainty_seconds ?? ''}${c.passed ? 'p' : ''}`);
   return parts.join('|');
 }

@@ -11,7 +11,7 @@ import { serviceDayStart, addDays } from '../../../platform/time.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
 import type { Built } from '../cache.js';
 import { isoBasic, type FeedTrip, type FeedVehicle, type NetworkNow } from '../network.js';
-import { piece, TripPieces, type Piece } from '../fragments.js';
+import { TripPieces } from '../fragments.js';
 import { detourPath, encodePolyline, modificationsOf } from './modifications.js';
 import { FeedMessageWithModifications } from './proto.js';
 
@@ -99,20 +99,20 @@ export function tripUpdatesMessage(net: NetworkNow, trips: readonly FeedTrip[]):
  * trip's signature is the same. Gzipped whole by the cache (zlib's pool): its entities are a
  * kilobyte each, too small to deflate apart at a lower cost than the whole (measured).
  */
-export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces | undefined): Promise<{ body: Buffer; pieces: TripPieces }> {
-  const parts: Piece[] = [piece(toBuffer(rt.FeedMessage.encode({ header: header(net), entity: [] }).finish()))];
-  const pieces = new TripPieces(previous);
+export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces<Buffer> | undefined): Promise<{ body: Buffer; pieces: TripPieces<Buffer> }> {
+  const parts: Buffer[] = [toBuffer(rt.FeedMessage.encode({ header: header(net), entity: [] }).finish())];
+  const pieces = new TripPieces<Buffer>(previous);
   const turn = slices();
   for (const ft of net.trips) {
     const p = pieces.of(ft, () => {
       const e = tripUpdateEntity(ft);
-      return e ? piece(Buffer.concat([ENTITY_TAG, rt.FeedEntity.encodeDelimited(e).finish()])) : null;
+      return e ? Buffer.concat([ENTITY_TAG, rt.FeedEntity.encodeDelimited(e).finish()]) : null;
     });
     if (p) parts.push(p);
     const wait = turn();
     if (wait) await wait;
   }
-  return { body: Buffer.concat(parts.map((p) => p.bytes)), pieces: pieces.done() };
+  return { body: Buffer.concat(parts), pieces: pieces.done() };
 }
 
 export function vehiclePositionsMessage(net: NetworkNow, vehicles: readonly FeedVehicle[]): IFeedMessage {
@@ -238,7 +238,7 @@ function afterHeader(body: Uint8Array): Buffer {
 export async function buildFeed(net: NetworkNow, feed: FeedName, state?: unknown): Promise<Built> {
   const contentType = 'application/x-protobuf';
   if (feed === 'trip-updates') {
-    const out = await tripUpdatesOutput(net, state instanceof TripPieces ? state : undefined);
+    const out = await tripUpdatesOutput(net, state instanceof TripPieces ? (state as TripPieces<Buffer>) : undefined);
     return { contentType, body: out.body, fingerprint: afterHeader(out.body), state: out.pieces };
   }
   const body = feed === 'trip-modifications'
