@@ -125,6 +125,8 @@ export interface FeedsConfig {
   staleVehicleSeconds: number;
   /** SIRI EstimatedTimetable also carries the journeys whose vehicle is not known yet scheduled to run within this many minutes (0: none). */
   etHorizonMinutes: number;
+  /** Where snapshots are read and outputs built: the feeds' worker thread (on), the service's thread (off), or auto (the worker on PostgreSQL). */
+  worker: (typeof FEEDS_WORKERS)[number];
 }
 
 export interface PredictionsConfig {
@@ -187,6 +189,7 @@ export interface GtfsLimits {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+const FEEDS_WORKERS = ['auto', 'on', 'off'] as const;
 const SMS_TRANSPORTS = ['log', 'webhook'] as const;
 
 /**
@@ -227,6 +230,7 @@ export const ENVIRONMENT = Type.Object({
   GTFS_MAX_LISTED_PROBLEMS: env.int({ default: 100, min: 1, max: 10_000, description: "errors and warnings listed in a GTFS import's answer (the totals are always given)" }),
   FEEDS_REFRESH_SECONDS: env.int({ default: 5, min: 1, max: 300, description: "a group's snapshot for GTFS-Realtime and SIRI older than this is rebuilt in the background, answers meanwhile coming from it (stale-while-revalidate)" }),
   FEEDS_STALE_VEHICLE_SECONDS: env.int({ default: 300, min: 10, max: 86_400, description: 'a vehicle whose latest position is older than this leaves GTFS-Realtime and SIRI' }),
+  FEEDS_WORKER: env.oneOf(FEEDS_WORKERS, { default: 'auto', description: "where the feeds' snapshots are read and GTFS-Realtime and SIRI built: `on`, a worker thread of their own with its own database connections (PostgreSQL only), so requests and device reports are not held while a city's network is read and written; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database (which lives in the service's thread) ([feeds.md](feeds.md))" }),
   FEEDS_ET_HORIZON_MINUTES: env.int({ default: 60, min: 0, max: 1440, description: "SIRI EstimatedTimetable (and StopMonitoring's expected times) also carry the journeys whose vehicle is not known yet, scheduled to run within this many minutes (`Monitored` false, predicted from their scheduled departure); `0`: none ([feeds.md](feeds.md))" }),
   LIVE_ALLOWED_ORIGINS: env.str({ format: 'origin-list', description: "other browser origins allowed to open the live stream, comma-separated (`https://ops.example.org,http://localhost:5173`), or `*`; requests without an Origin header, pages of the service itself (Origin host = request host) and `PUBLIC_URL`'s origin are always accepted; others get 403 `OriginNotAllowed` before the upgrade" }),
   LIVE_MAX_BUFFERED_BYTES: env.int({ default: 1_048_576, min: 4096, description: 'a live stream client with more unsent bytes than this is closed (4429 `SlowClient`)' }),
@@ -297,6 +301,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       refreshSeconds: e.FEEDS_REFRESH_SECONDS,
       staleVehicleSeconds: e.FEEDS_STALE_VEHICLE_SECONDS,
       etHorizonMinutes: e.FEEDS_ET_HORIZON_MINUTES,
+      worker: e.FEEDS_WORKER,
     },
     live: {
       allowedOrigins: listOf(e.LIVE_ALLOWED_ORIGINS),
@@ -341,6 +346,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   };
   if (config.timeouts.uploadMs < config.timeouts.requestMs) problems.push('UPLOAD_TIMEOUT_SECONDS must be at least REQUEST_TIMEOUT_SECONDS');
   if (config.corsAllowedOrigins.includes('*')) problems.push('CORS_ALLOWED_ORIGINS cannot be *: cross-origin calls carry credentials, so name each origin');
+  if (config.feeds.worker === 'on' && !config.databaseUrl) problems.push("FEEDS_WORKER=on needs DATABASE_URL: the embedded database lives in the service's thread, where the feeds are then built (auto or off)");
   if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) problems.push('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');
   if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {
     problems.push('TRANSIT_OPS_SUPERUSER_EMAIL and TRANSIT_OPS_SUPERUSER_PASSWORD must be set together');
@@ -370,5 +376,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   // test/platform/partitions.test.ts sets a retention to test it.
   const defaults = loadConfig({});
   const partitions = { positionsRetentionDays: 0, checkSeconds: 300 };
-  return { ...defaults, dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, predictions: { ...defaults.predictions, job: false }, predictionSamples: { ...defaults.predictionSamples, job: false }, partitions, ...overrides };
+  // The feeds are built on the test's thread, on both engines (the `pause` seam holds a rebuild
+  // there); test/feeds/worker.test.ts tests the worker thread on PostgreSQL.
+  const feeds = { ...defaults.feeds, worker: 'off' as const };
+  return { ...defaults, dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, predictions: { ...defaults.predictions, job: false }, predictionSamples: { ...defaults.predictionSamples, job: false }, partitions, feeds, ...overrides };
 }

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
-import type { NetworkNow } from '../../src/domains/feeds/network.js';
+import type { NetworkHead, NetworkNow } from '../../src/domains/feeds/network.js';
 import { engine } from '../helpers/db.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
 import { eventually, feedFixture, putUpdate, readFeed, secs, settled, type FeedFixture } from './fixture.js';
@@ -187,16 +187,16 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     const cache = f.t.ctx.services.feeds;
     await settled(f);
     const before = await cache.snapshot(f.g);
-    const builds = new Map<NetworkNow, number>();
+    const builds = new Map<NetworkHead, number>();
     let asked = 0;
     const recipe = (net: NetworkNow) => {
       builds.set(net, (builds.get(net) ?? 0) + 1);
       // While the rebuild builds it, a request for the same output (it moves the name to the end
       // of the outputs asked for).
-      if (net !== before && ++asked < 50) void cache.output(f.g, 'test/asked-again', recipe);
+      if (net !== before && ++asked < 50) void cache.outputOf(f.g, 'test/asked-again', recipe);
       return { contentType: 'text/plain', body: Buffer.from('same'), fingerprint: 'same' };
     };
-    await cache.output(f.g, 'test/asked-again', recipe);
+    await cache.outputOf(f.g, 'test/asked-again', recipe);
     f.clock.advance(5_000);
     await settled(f);
     const after = await cache.snapshot(f.g);

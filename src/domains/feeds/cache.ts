@@ -11,6 +11,10 @@
  *   (set-based, see networkNow), builds every output asked for lately, then replaces the snapshot.
  *   A failed rebuild is logged and tried again one interval later; the last snapshot stays.
  * - The first request for a group (none built yet in this instance) waits for the first build.
+ * - On PostgreSQL (FEEDS_WORKER auto or on), snapshots are read and outputs built on the feeds'
+ *   worker thread (feed-thread.ts): this cache decides when, and keeps what it serves (the
+ *   outputs and their snapshot's head); the worker holds the snapshots and the pieces kept
+ *   between builds. Outputs are then named by what they are (outputs.ts: OutputSpec).
  *
  * An output of 1 KiB or more is also gzipped once, when it is built (off the event loop), and given
  * so to clients that accept it (a city's SIRI EstimatedTimetable is megabytes of XML, a tenth of
@@ -22,25 +26,26 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config.js';
 import type { AppContext } from '../../platform/context.js';
+import type { Db } from '../../platform/db/index.js';
 import type { Service } from '../../platform/lifecycle.js';
 import { gzipped, sendEncoded } from '../../platform/http/read-cache.js';
 import { nextTurn } from '../../platform/slices.js';
+import type { ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
-import { networkNow, type NetworkNow } from './network.js';
+import { FeedThread, feedsOffThread, headOf, type Finished } from './feed-thread.js';
+import { networkNow, type NetworkHead, type NetworkNow } from './network.js';
+import { outputName, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
 
-export interface Output {
-  body: Buffer;
-  /** The gzip form (of an output of 1 KiB or more). */
-  gzip: Buffer | undefined;
-  contentType: string;
+export interface Output extends Finished {
   /** Weak ETag of the content (timestamps of production excluded). */
   etag: string;
   /** When the content last changed. */
   lastModified: Date;
   /** The snapshot it was built from. */
-  net: NetworkNow;
-  /** What the recipe kept for its next build (Built.state). */
+  net: NetworkHead;
+  /** What the recipe kept for its next build (Built.state; on the feeds' worker thread, kept there). */
   state: unknown;
 }
 
@@ -58,31 +63,66 @@ export interface Built {
 /** Builds an output from a snapshot; `state` is what its previous build of the same output kept (undefined at first). */
 export type Recipe = (net: NetworkNow, state: unknown) => Built | Promise<Built>;
 
+/** What a snapshot is read with (the configuration's feeds and predictions). */
+export interface SnapshotSettings {
+  feeds: Pick<Config['feeds'], 'staleVehicleSeconds' | 'etHorizonMinutes'>;
+  predictions: Pick<Config['predictions'], 'minSamples' | 'minLayoverSeconds'>;
+}
+
+/** A group's network for the feeds at `now` (networkNow with the configuration's settings). */
+export function readSnapshot(db: Db, groupId: string, now: Date, s: SnapshotSettings, memo: ScheduleMemo, pause?: () => Promise<void>): Promise<NetworkNow> {
+  return networkNow(db, groupId, now, {
+    staleVehicleSeconds: s.feeds.staleVehicleSeconds,
+    predictions: s.predictions,
+    scheduleHorizonSeconds: s.feeds.etHorizonMinutes * 60,
+    memo,
+    ...(pause ? { pause } : {}),
+  });
+}
+
+/** An output's content as served: its gzip form (of 1 KiB or more; off the event loop) and the hash of its fingerprint. */
+export async function finish(b: Built): Promise<Finished> {
+  const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
+  return { body: b.body, contentType: b.contentType, fingerprint, gzip: b.gzip ?? (await gzipped(b.body)) };
+}
+
 /** Outputs per group rebuilt with each snapshot: the most recently asked for (others are built on request). */
 const KEPT_OUTPUTS = 64;
 
 interface GroupFeeds {
-  /** The last built snapshot. */
-  net: NetworkNow | undefined;
+  /** The last built snapshot: the snapshot itself on this thread, its head when the worker thread holds it. */
+  net: NetworkHead | undefined;
+  /** Built on this thread: the snapshot (net is it). */
+  full: NetworkNow | undefined;
   /** The rebuild under way, if any (at most one per group). */
-  building: Promise<NetworkNow> | undefined;
+  building: Promise<NetworkHead> | undefined;
   /** No background rebuild before this time (ms, service clock): set after a failed one. */
   retryAt: number;
-  /** The outputs asked for, most recent last, with the last one built. */
-  outputs: Map<string, { recipe: Recipe; out: Output | undefined }>;
+  /** The outputs asked for, most recent last, with the last one built (`spec`: one the worker thread can build). */
+  outputs: Map<string, { spec: OutputSpec | undefined; recipe: Recipe; out: Output | undefined }>;
 }
 
 /** The feed snapshots of an app (a service of buildApp; tests reach its `pause` seam as ctx.services.feeds). */
 export class FeedCache implements Service {
   private readonly groups = new Map<string, GroupFeeds>();
   private readonly running = new Set<Promise<unknown>>();
+  /** The feeds' worker thread (FEEDS_WORKER; feed-thread.ts), or undefined: built on this thread. */
+  private readonly thread: FeedThread | undefined;
   /**
    * Test seam: awaited in the middle of every rebuild (after the trips are read, before the
    * vehicles are), so a test can hold a rebuild while it reads the feeds and reports positions.
+   * Built on this thread only.
    */
   pause: ((groupId: string) => Promise<void>) | undefined;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: AppContext) {
+    this.thread = feedsOffThread(ctx.config, ctx.db) ? FeedThread.of(ctx.config, ctx.db, (err) => ctx.log.error({ err }, "the feeds' worker thread failed; it is started again at the next rebuild")) : undefined;
+  }
+
+  /** Whether the snapshots are read and built on the feeds' worker thread. */
+  get offThread(): boolean {
+    return this.thread !== undefined;
+  }
 
   private get refreshMs() {
     return this.ctx.config.feeds.refreshSeconds * 1000;
@@ -90,15 +130,15 @@ export class FeedCache implements Service {
 
   private group(groupId: string): GroupFeeds {
     let g = this.groups.get(groupId);
-    if (!g) this.groups.set(groupId, (g = { net: undefined, building: undefined, retryAt: 0, outputs: new Map() }));
+    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, retryAt: 0, outputs: new Map() }));
     return g;
   }
 
   /**
-   * The group's last built snapshot, at once; when it is stale, a rebuild starts in the background.
-   * Before the first build, the first build (started, or joined).
+   * The group's last built snapshot (its head), at once; when it is stale, a rebuild starts in the
+   * background. Before the first build, the first build (started, or joined).
    */
-  snapshot(groupId: string): Promise<NetworkNow> {
+  snapshot(groupId: string): Promise<NetworkHead> {
     const g = this.group(groupId);
     if (!g.net) return g.building ?? this.rebuild(groupId, g);
     const now = this.ctx.clock.now().getTime();
@@ -109,37 +149,9 @@ export class FeedCache implements Service {
   }
 
   /** Reads the network again; every output asked for lately is built before the new snapshot is served. */
-  private rebuild(groupId: string, g: GroupFeeds): Promise<NetworkNow> {
+  private rebuild(groupId: string, g: GroupFeeds): Promise<NetworkHead> {
     const now = this.ctx.clock.now();
-    const pause = this.pause;
-    const building = (async () => {
-      const net = await networkNow(this.ctx.db, groupId, now, {
-        staleVehicleSeconds: this.ctx.config.feeds.staleVehicleSeconds,
-        predictions: this.ctx.config.predictions,
-        scheduleHorizonSeconds: this.ctx.config.feeds.etHorizonMinutes * 60,
-        memo: scheduleMemoOf(this.ctx.db),
-        ...(pause ? { pause: () => pause(groupId) } : {}),
-      });
-      const built = new Map<string, Output>();
-      // A copy: requests move the names they ask for to the end of the map meanwhile, and
-      // iterating the live map would visit them again, a rebuild that never ends under load.
-      for (const [name, o] of [...g.outputs]) {
-        // Requests served from the last snapshot go first between two builds (they are CPU work).
-        await nextTurn();
-        try {
-          built.set(name, await make(net, o.recipe, o.out));
-        } catch (err) {
-          // Built again on request, where its error reaches the client.
-          this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
-        }
-      }
-      g.net = net;
-      for (const [name, out] of built) {
-        const o = g.outputs.get(name);
-        if (o) o.out = out;
-      }
-      return net;
-    })();
+    const building = this.thread ? this.rebuildOffThread(this.thread, groupId, g, now) : this.rebuildHere(groupId, g, now);
     g.building = building;
     const settled = building
       .then(
@@ -157,21 +169,88 @@ export class FeedCache implements Service {
     return building;
   }
 
+  private async rebuildHere(groupId: string, g: GroupFeeds, now: Date): Promise<NetworkHead> {
+    const pause = this.pause;
+    const net = await readSnapshot(this.ctx.db, groupId, now, this.ctx.config, scheduleMemoOf(this.ctx.db), pause ? () => pause(groupId) : undefined);
+    const built = new Map<string, Output>();
+    // A copy: requests move the names they ask for to the end of the map meanwhile, and
+    // iterating the live map would visit them again, a rebuild that never ends under load.
+    for (const [name, o] of [...g.outputs]) {
+      // Requests served from the last snapshot go first between two builds (they are CPU work).
+      await nextTurn();
+      try {
+        built.set(name, await make(net, o.recipe, o.out));
+      } catch (err) {
+        // Built again on request, where its error reaches the client.
+        this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
+      }
+    }
+    g.net = g.full = net;
+    this.keep(g, built);
+    return net;
+  }
+
+  private async rebuildOffThread(thread: FeedThread, groupId: string, g: GroupFeeds, now: Date): Promise<NetworkHead> {
+    const asked = [...g.outputs].flatMap(([name, o]) => (o.spec ? [[name, o.spec] as [string, OutputSpec]] : []));
+    const a = await thread.ask({ op: 'rebuild', groupId, now: now.getTime(), outputs: asked });
+    const net = headOf(groupId, a.head);
+    const built = new Map<string, Output>();
+    for (const [name, f] of a.outputs ?? []) built.set(name, stamp(net, received(f), g.outputs.get(name)?.out));
+    for (const [name, err] of a.failed ?? []) this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
+    g.net = net;
+    this.keep(g, built);
+    return net;
+  }
+
+  /** The outputs of a new snapshot, kept for those still asked for. */
+  private keep(g: GroupFeeds, built: Map<string, Output>) {
+    for (const [name, out] of built) {
+      const o = g.outputs.get(name);
+      if (o) o.out = out;
+    }
+  }
+
   /** An output of the group's current snapshot: built with each rebuild once asked for, else now. */
-  async output(groupId: string, name: string, recipe: Recipe): Promise<Output> {
+  output(groupId: string, spec: OutputSpec): Promise<Output> {
+    return this.outputOf(groupId, outputName(spec), recipeOf(spec), spec);
+  }
+
+  /**
+   * An output named `name` made by `recipe` (tests: any recipe, built on this thread); with its
+   * `spec`, one the worker thread builds when the feeds are built there.
+   */
+  async outputOf(groupId: string, name: string, recipe: Recipe, spec?: OutputSpec): Promise<Output> {
+    if (this.thread && !spec) throw new Error(`output ${name}: the feeds' worker thread builds outputs named by a spec`);
     const g = this.group(groupId);
     const known = g.outputs.get(name);
     // Most recent last; the least recent beyond KEPT_OUTPUTS are no longer rebuilt with each snapshot.
     g.outputs.delete(name);
-    g.outputs.set(name, { recipe, out: known?.out });
+    g.outputs.set(name, { spec, recipe, out: known?.out });
     if (g.outputs.size > KEPT_OUTPUTS) g.outputs.delete(g.outputs.keys().next().value!);
     const net = await this.snapshot(groupId);
     const entry = g.outputs.get(name);
     if (entry?.out?.net === net) return entry.out;
-    const out = await make(net, recipe, entry?.out);
+    let out: Output;
+    if (this.thread) {
+      const a = await this.thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec: spec! });
+      const f = a.outputs![0]![1];
+      // The worker's snapshot: the same as this one, or a newer one whose rebuild's answer is on its way.
+      const built = a.head.now === net.now.getTime() ? net : headOf(groupId, a.head);
+      out = stamp(built, received(f), entry?.out);
+    } else {
+      out = await make(g.full!, recipe, entry?.out);
+    }
     // Kept unless a newer snapshot's output was stored meanwhile.
-    if (entry && (!entry.out || entry.out.net.now.getTime() <= net.now.getTime())) entry.out = out;
+    if (entry && (!entry.out || entry.out.net.now.getTime() <= out.net.now.getTime())) entry.out = out;
     return out;
+  }
+
+  /** A SIRI StopMonitoring document of the group's current snapshot, with that snapshot's head (not cached: it depends on the stop). */
+  async stopMonitoring(groupId: string, ask: StopMonitoringAsk): Promise<{ net: NetworkHead; document: string }> {
+    const net = await this.snapshot(groupId);
+    if (!this.thread) return { net, document: await stopMonitoringDocument(this.ctx.db, this.group(groupId).full!, ask) };
+    const a = await this.thread.ask({ op: 'stop-monitoring', groupId, now: net.now.getTime(), ask });
+    return { net: a.head.now === net.now.getTime() ? net : headOf(groupId, a.head), document: a.document! };
   }
 
   /** Whether a rebuild of the group is under way (the benchmark measures the answers given meanwhile). */
@@ -184,10 +263,15 @@ export class FeedCache implements Service {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  close(): Promise<void> {
-    return this.idle();
+  async close(): Promise<void> {
+    await this.idle();
+    await this.thread?.close();
   }
 }
+
+/** A buffer as it came from the worker thread (a Uint8Array: structured clone does not keep Buffer). */
+const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+const received = (f: Finished): Finished => ({ ...f, body: asBuffer(f.body), gzip: f.gzip && asBuffer(f.gzip) });
 
 /**
  * Builds an output from a snapshot, the recipe given what its previous build kept; its
@@ -195,16 +279,18 @@ export class FeedCache implements Service {
  */
 async function make(net: NetworkNow, recipe: Recipe, previous: Output | undefined): Promise<Output> {
   const b = await recipe(net, previous?.state);
-  const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
-  const etag = `W/"${fingerprint}"`;
+  return { ...stamp(net, await finish(b), previous), state: b.state };
+}
+
+/** An output of a snapshot: its ETag, and its Last-Modified (that of `previous` when the content is the same). */
+function stamp(net: NetworkHead, f: Finished, previous: Output | undefined): Output {
+  const etag = `W/"${f.fingerprint}"`;
   return {
-    body: b.body,
-    contentType: b.contentType,
+    ...f,
     etag,
     lastModified: previous?.etag === etag ? previous.lastModified : new Date(Math.floor(net.now.getTime() / 1000) * 1000),
     net,
-    gzip: b.gzip ?? (await gzipped(b.body)),
-    state: b.state,
+    state: undefined,
   };
 }
 
@@ -232,6 +318,6 @@ export function sendOutput(req: FastifyRequest, reply: FastifyReply, out: Output
 }
 
 /** Seconds since the snapshot was built (HTTP Age: the answer is that old when it leaves). */
-export function snapshotAge(req: FastifyRequest, net: NetworkNow): string {
+export function snapshotAge(req: FastifyRequest, net: NetworkHead): string {
   return String(Math.max(0, Math.floor((req.server.ctx.clock.now().getTime() - net.now.getTime()) / 1000)));
 }

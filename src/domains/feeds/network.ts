@@ -103,6 +103,9 @@ export interface NetworkNow {
   vehicles: FeedVehicle[];
 }
 
+/** What the service's thread keeps of a snapshot built on the feeds' worker thread (feed-thread.ts): which group, its time zone, when. */
+export type NetworkHead = Pick<NetworkNow, 'groupId' | 'timezone' | 'now'>;
+
 /** The delay the feeds publish: trip tracking's (at the last stop passed), with where and when. */
 export interface ObservedDelay {
   stop_sequence: number;

@@ -45,7 +45,7 @@ export async function openPostgres(o: PostgresOptions): Promise<Db> {
     client.on('error', () => {});
   });
   await pool.query('SELECT 1');
-  return new PostgresDb(pool, clientConfig, o.schema);
+  return new PostgresDb(pool, clientConfig, o.schema, { connectionString: o.connectionString, schema: o.schema });
 }
 
 /**
@@ -109,6 +109,7 @@ class PostgresDb implements Db {
     private readonly pool: pg.Pool,
     private readonly clientConfig: pg.ClientConfig,
     private readonly schema: string | undefined,
+    readonly reopen: { connectionString: string; schema: string | undefined },
   ) {}
 
   async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {

@@ -33,6 +33,12 @@ export interface Db extends Queryable {
   readonly changes: ChangeFeed;
   /** What the code keeps for the life of this handle (kept.ts): memos of what it read, work under way on it. */
   readonly kept: Kept;
+  /**
+   * How another thread of this process opens the same database (PostgreSQL: its connection string
+   * and schema; the feeds' worker thread, feed-thread.ts). Undefined on the embedded engine, whose
+   * database lives in this thread's memory.
+   */
+  readonly reopen?: { connectionString: string; schema: string | undefined };
   /** One transaction: committed when fn resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**

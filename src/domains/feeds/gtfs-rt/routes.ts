@@ -7,7 +7,7 @@ import { PUBLIC, op } from '../../../platform/http/route.js';
 import { sendOutput, type FeedCache } from '../cache.js';
 import { BLOCK_HORIZON_SECONDS } from '../../predictions/service.js';
 import { PAST_TRIP_SECONDS } from '../network.js';
-import { buildFeed, feedAsJson, type FeedName } from './feeds.js';
+import type { FeedName } from './feeds.js';
 import { GtfsRtFeedMessage } from './schemas.js';
 import { ref } from '../../../platform/http/components.js';
 
@@ -82,12 +82,7 @@ export function gtfsRtRoutes(fastify: FastifyInstance, cache: FeedCache) {
       ),
     }, async (req, reply) => {
       const groupId = req.params.group_id;
-      const out = req.query.format === 'json'
-        ? await cache.output(groupId, `gtfs-rt/${feed}.json`, async (net) => {
-          const b = await buildFeed(net, feed);
-          return { ...b, contentType: 'application/json; charset=utf-8', body: feedAsJson(feed, b.body) };
-        })
-        : await cache.output(groupId, `gtfs-rt/${feed}`, (net, state) => buildFeed(net, feed, state));
+      const out = await cache.output(groupId, { kind: 'gtfs-rt', feed, format: req.query.format });
       return sendOutput(req, reply, out, app.ctx.config.feeds.refreshSeconds);
     });
   }

@@ -10,9 +10,8 @@ import { getGroup } from '../../groups/service.js';
 import { publishedGtfsId } from '../../gtfs/service.js';
 import { BLOCK_HORIZON_SECONDS } from '../../predictions/service.js';
 import { sendOutput, snapshotAge, type FeedCache } from '../cache.js';
-import { TripPieces } from '../fragments.js';
-import { checkStatus, contentOf, estimatedTimetableOutput, linesDiscovery, situationExchange, stopMonitoring, stopPointsDiscovery, vehicleMonitoring } from './build.js';
-import { discovery, stopVisits } from './service.js';
+import { checkStatus, linesDiscovery, stopPointsDiscovery } from './build.js';
+import { discovery } from './service.js';
 
 const XML = 'application/xml; charset=utf-8';
 const Ref = (description: string) => Type.String({ minLength: 1, maxLength: 255, description });
@@ -31,7 +30,6 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
   const base = (operationId: string, summary: string, description: string): OpMeta =>
     ({ operationId, summary, description: `${description}\n\n${COMMON}`, tags: ['siri'], access: publicAccess({ group: true }), documents: PUBLIC, produces: ['application/xml'] });
   const maxAge = () => ctx.config.feeds.refreshSeconds;
-  const cached = (groupId: string, name: string, build: Parameters<FeedCache['output']>[2]) => cache.output(groupId, `siri/${name}`, build);
 
   app.get('/groups/:group_id/siri/estimated-timetable', {
     schema: op(
@@ -46,10 +44,7 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
     ),
   }, async (req, reply) => {
     const { group_id: g } = req.params;
-    const out = await cached(g, `et?${req.query.LineRef ?? ''}`, async (net, state) => {
-      const doc = await estimatedTimetableOutput(net, g, { lineRef: req.query.LineRef, previous: state instanceof TripPieces ? state : undefined });
-      return doc ? { contentType: XML, body: doc.body, gzip: doc.gzip, fingerprint: doc.fingerprint, state: doc.pieces } : { contentType: XML, body: Buffer.alloc(0), fingerprint: '' };
-    });
+    const out = await cache.output(g, { kind: 'siri-et', lineRef: req.query.LineRef });
     if (out.body.length === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, out.net)).send();
     return sendOutput(req, reply, out, maxAge());
   });
@@ -61,12 +56,7 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
     ),
   }, async (req, reply) => {
     const { group_id: g } = req.params;
-    const stale = ctx.config.feeds.staleVehicleSeconds;
-    const o = { lineRef: req.query.LineRef, vehicleRef: req.query.VehicleRef };
-    const out = await cached(g, `vm?${o.lineRef ?? ''}&${o.vehicleRef ?? ''}`, (net) => {
-      const doc = vehicleMonitoring(net, g, stale, o);
-      return { contentType: XML, body: Buffer.from(doc), fingerprint: contentOf(doc, net) };
-    });
+    const out = await cache.output(g, { kind: 'siri-vm', staleSeconds: ctx.config.feeds.staleVehicleSeconds, lineRef: req.query.LineRef, vehicleRef: req.query.VehicleRef });
     return sendOutput(req, reply, out, maxAge());
   });
 
@@ -88,9 +78,8 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
     const { group_id: g } = req.params;
     const preview = Duration.fromISO(req.query.PreviewInterval);
     if (!preview.isValid || preview.as('seconds') <= 0 || preview.as('hours') > 24) throw invalid(['query', 'PreviewInterval'], 'An ISO 8601 duration from PT1S to PT24H', 'value_error', req.query.PreviewInterval);
-    const net = await cache.snapshot(g);
-    const visits = await stopVisits(ctx.db, net, req.query.MonitoringRef, { lineRef: req.query.LineRef, previewSeconds: preview.as('seconds'), max: req.query.MaximumStopVisits });
-    return reply.type(XML).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, net)).send(stopMonitoring(net, g, req.query.MonitoringRef, visits));
+    const { net, document } = await cache.stopMonitoring(g, { stopId: req.query.MonitoringRef, lineRef: req.query.LineRef, previewSeconds: preview.as('seconds'), max: req.query.MaximumStopVisits });
+    return reply.type(XML).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, net)).send(document);
   });
 
   app.get('/groups/:group_id/siri/situation-exchange', {
@@ -100,7 +89,7 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
     ),
   }, async (req, reply) => {
     const { group_id: g } = req.params;
-    const out = await cached(g, 'sx', (net) => ({ contentType: XML, body: Buffer.from(situationExchange(net, g)), fingerprint: situationExchange({ ...net, now: new Date(0) }, g) }));
+    const out = await cache.output(g, { kind: 'siri-sx' });
     return sendOutput(req, reply, out, maxAge());
   });
 

@@ -1,0 +1,140 @@
+/**
+ * The feeds' worker thread (issue #16): on PostgreSQL, the snapshots and their outputs are read
+ * and built on a thread of their own (worker.ts), with a connection pool of its own, so that the
+ * service's thread answers requests and ingests reports while a city's network is read and its
+ * 150 MB timetable is written, and its garbage is collected on another heap. The service's thread
+ * keeps the cache (cache.ts: when to rebuild, what to serve); this thread of the worker holds the
+ * snapshots, and the pieces each output keeps between two builds.
+ *
+ * The embedded database (PGlite) lives in the service thread's memory: there, the feeds are built
+ * on the service's thread (FEEDS_WORKER auto, the default, chooses so).
+ *
+ * Messages (structured clone; the outputs' buffers are moved, not copied):
+ * - rebuild { groupId, now, outputs: [name, spec][] }: reads the group's network at `now`, builds
+ *   each output, keeps the snapshot; answers the snapshot's head and the outputs built (an output
+ *   that failed is named with its error, the others are served).
+ * - output { groupId, now, name, spec }: one output of the snapshot it holds (read at `now` if it
+ *   holds none: a worker started again).
+ * - stop-monitoring { groupId, now, ask }: a StopMonitoring document of that snapshot.
+ * - close: closes its database and ends.
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Config } from '../../config.js';
+import type { Db } from '../../platform/db/index.js';
+import type { OutputSpec, StopMonitoringAsk } from './outputs.js';
+import type { NetworkHead } from './network.js';
+
+/** An output as built, before the cache stamps it (ETag, Last-Modified): cache.ts `finish`. */
+export interface Finished {
+  body: Buffer;
+  gzip: Buffer | undefined;
+  contentType: string;
+  /** Hash of the content without its production timestamps. */
+  fingerprint: string;
+}
+
+/** What the worker is started with. */
+export interface WorkerSetup {
+  connectionString: string;
+  schema: string | undefined;
+  poolSize: number;
+  feeds: Config['feeds'];
+  predictions: Pick<Config['predictions'], 'minSamples' | 'minLayoverSeconds'>;
+}
+
+export type Ask =
+  | { op: 'rebuild'; groupId: string; now: number; outputs: [string, OutputSpec][] }
+  | { op: 'output'; groupId: string; now: number; name: string; spec: OutputSpec }
+  | { op: 'stop-monitoring'; groupId: string; now: number; ask: StopMonitoringAsk }
+  | { op: 'close' };
+
+export type Answer =
+  | { ok: true; head: { now: number; timezone: string }; outputs?: [string, Finished][]; failed?: [string, string][]; document?: string }
+  | { ok: false; message: string };
+
+/** The pool of the worker's own connections: a rebuild runs a handful of queries, one after the other. */
+const WORKER_POOL_SIZE = 4;
+
+/** The worker's module, and how to start it: compiled (dist), or TypeScript (tests, tsx) with tsx's loader registered first. */
+function workerOf(setup: WorkerSetup): Worker {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.js')) return new Worker(new URL('./worker.js', import.meta.url), { workerData: setup });
+  const entry = new URL('./worker.ts', import.meta.url).href;
+  // A worker does not inherit the TypeScript loader of the thread that starts it: tsx's API registers it there.
+  const tsx = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
+  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData: setup });
+}
+
+/** Whether the feeds are built on their own thread (FEEDS_WORKER; auto: on PostgreSQL). */
+export function feedsOffThread(config: Pick<Config, 'feeds'>, db: Db): boolean {
+  return config.feeds.worker === 'on' || (config.feeds.worker === 'auto' && db.reopen !== undefined);
+}
+
+/** The service thread's side of the feeds' worker: started on first use, started again after it failed. */
+export class FeedThread {
+  private worker: Worker | undefined;
+  private readonly waiting = new Map<number, { resolve: (a: Answer & { ok: true }) => void; reject: (e: Error) => void }>();
+  private lastId = 0;
+
+  constructor(private readonly setup: WorkerSetup, private readonly onError: (err: unknown) => void) {}
+
+  static of(config: Config, db: Db, onError: (err: unknown) => void): FeedThread {
+    if (!db.reopen) throw new Error('FEEDS_WORKER=on needs PostgreSQL (DATABASE_URL): the embedded database lives in the service thread');
+    return new FeedThread({
+      ...db.reopen, poolSize: Math.min(WORKER_POOL_SIZE, config.databasePoolSize), feeds: config.feeds,
+      predictions: { minSamples: config.predictions.minSamples, minLayoverSeconds: config.predictions.minLayoverSeconds },
+    }, onError);
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const w = workerOf(this.setup);
+    // The service closes it (close); an unref'd worker never keeps a process alive on its own.
+    w.unref();
+    const fail = (err: Error) => {
+      if (this.worker !== w) return;
+      this.worker = undefined;
+      for (const p of this.waiting.values()) p.reject(err);
+      this.waiting.clear();
+    };
+    w.on('message', ([id, answer]: [number, Answer]) => {
+      const p = this.waiting.get(id);
+      this.waiting.delete(id);
+      if (!p) return;
+      if (answer.ok) p.resolve(answer);
+      else p.reject(new Error(answer.message));
+    });
+    w.on('error', (err) => {
+      this.onError(err);
+      fail(err);
+    });
+    w.on('exit', (code) => fail(new Error(`the feeds' worker thread ended (exit code ${code})`)));
+    this.worker = w;
+    return w;
+  }
+
+  /** Asks the worker; answers what it answered (an error it met rejects). */
+  ask(ask: Exclude<Ask, { op: 'close' }>): Promise<Answer & { ok: true }> {
+    const w = this.started();
+    const id = ++this.lastId;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      w.postMessage([id, ask]);
+    });
+  }
+
+  /** Ends the worker (after the asks under way: the cache waits for its rebuilds first). */
+  async close(): Promise<void> {
+    const w = this.worker;
+    if (!w) return;
+    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+    w.postMessage([0, { op: 'close' } satisfies Ask]);
+    await exited;
+  }
+}
+
+/** The heads the service's thread keeps of the worker's snapshots. */
+export const headOf = (groupId: string, h: { now: number; timezone: string }): NetworkHead => ({ groupId, timezone: h.timezone, now: new Date(h.now) });

@@ -1,0 +1,99 @@
+/**
+ * The feeds' worker thread (feed-thread.ts says why and what it is asked): it holds each group's
+ * last snapshot and what each output kept for its next build, on a database pool of its own
+ * (its caches kept exact by its own change feed, as another instance's would be).
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { openPostgres } from '../../platform/db/postgres.js';
+import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
+import { finish, readSnapshot, type SnapshotSettings } from './cache.js';
+import type { Answer, Ask, Finished, WorkerSetup } from './feed-thread.js';
+import type { NetworkNow } from './network.js';
+import { outputName, recipeOf, stopMonitoringDocument, type OutputSpec } from './outputs.js';
+
+/** The buffers moved to the service's thread: those that own their memory whole (a small one shares a pool's, and is copied). */
+function movable(a: Answer): ArrayBuffer[] {
+  if (!a.ok || !a.outputs) return [];
+  const moved: ArrayBuffer[] = [];
+  for (const [, f] of a.outputs) {
+    for (const b of [f.body, f.gzip]) {
+      if (b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer && !moved.includes(b.buffer)) moved.push(b.buffer);
+    }
+  }
+  return moved;
+}
+
+/** The worker's life: its database, the snapshots it holds, the asks it answers (state of the thread, in this function's scope). */
+async function serve(port: MessagePort, setup: WorkerSetup) {
+  const db = await openPostgres({ connectionString: setup.connectionString, poolSize: setup.poolSize, schema: setup.schema });
+  await db.changes.start();
+  const settings: SnapshotSettings = { feeds: setup.feeds, predictions: setup.predictions };
+
+  interface Group {
+    net: NetworkNow | undefined;
+    /** What each output's last build kept (Built.state), by name. */
+    states: Map<string, unknown>;
+  }
+  const groups = new Map<string, Group>();
+  const groupOf = (groupId: string) => groups.get(groupId) ?? groups.set(groupId, { net: undefined, states: new Map() }).get(groupId)!;
+
+  async function build(g: Group, net: NetworkNow, name: string, spec: OutputSpec): Promise<Finished> {
+    const b = await recipeOf(spec)(net, g.states.get(name));
+    g.states.set(name, b.state);
+    return finish(b);
+  }
+
+  /** The group's snapshot this worker holds, read at `now` when it holds none (it was started again). */
+  async function held(groupId: string, now: number): Promise<NetworkNow> {
+    const g = groupOf(groupId);
+    return (g.net ??= await readSnapshot(db, groupId, new Date(now), settings, scheduleMemoOf(db)));
+  }
+
+  async function answer(ask: Exclude<Ask, { op: 'close' }>): Promise<Answer & { ok: true }> {
+    const g = groupOf(ask.groupId);
+    switch (ask.op) {
+      case 'rebuild': {
+        const net = await readSnapshot(db, ask.groupId, new Date(ask.now), settings, scheduleMemoOf(db));
+        const outputs: [string, Finished][] = [];
+        const failed: [string, string][] = [];
+        for (const [name, spec] of ask.outputs) {
+          try {
+            outputs.push([name, await build(g, net, name, spec)]);
+          } catch (err) {
+            failed.push([name, err instanceof Error ? err.stack ?? err.message : String(err)]);
+          }
+        }
+        // What outputs no longer asked for kept is let go.
+        const asked = new Set(ask.outputs.map(([name]) => name));
+        for (const name of g.states.keys()) if (!asked.has(name)) g.states.delete(name);
+        g.net = net;
+        return { ok: true, head: { now: net.now.getTime(), timezone: net.timezone }, outputs, failed };
+      }
+      case 'output': {
+        const net = await held(ask.groupId, ask.now);
+        if (outputName(ask.spec) !== ask.name) throw new Error(`output ${ask.name} asked with the spec of ${outputName(ask.spec)}`);
+        return { ok: true, head: { now: net.now.getTime(), timezone: net.timezone }, outputs: [[ask.name, await build(g, net, ask.name, ask.spec)]] };
+      }
+      case 'stop-monitoring': {
+        const net = await held(ask.groupId, ask.now);
+        return { ok: true, head: { now: net.now.getTime(), timezone: net.timezone }, document: await stopMonitoringDocument(db, net, ask.ask) };
+      }
+    }
+  }
+
+  let closing = false;
+  port.on('message', ([id, ask]: [number, Ask]) => {
+    if (ask.op === 'close') {
+      closing = true;
+      void db.close().finally(() => process.exit(0));
+      return;
+    }
+    if (closing) return;
+    answer(ask).then(
+      (a) => port.postMessage([id, a], movable(a)),
+      (err: unknown) => port.postMessage([id, { ok: false, message: err instanceof Error ? err.message : String(err) } satisfies Answer]),
+    );
+  });
+}
+
+await serve(parentPort!, workerData as WorkerSetup);

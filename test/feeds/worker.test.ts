@@ -1,0 +1,114 @@
+/**
+ * Issue 16: on PostgreSQL the feeds are read and built on a worker thread of their own
+ * (FEEDS_WORKER, feed-thread.ts). What the worker serves is checked against the feeds built on the
+ * service's thread: a second app on the same database and the same clock, with the worker off,
+ * answers every feed byte for byte the same, before and after an update and a vehicle's reports.
+ * The worker needs a database another thread can open: these run on PostgreSQL only; the choice
+ * of FEEDS_WORKER is checked on both engines.
+ */
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { ConfigError, loadConfig, testConfig } from '../../src/config.js';
+import { feedsOffThread } from '../../src/domains/feeds/feed-thread.js';
+import type { FastifyInstance } from 'fastify';
+import { engine } from '../helpers/db.js';
+import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
+import { eventually, feedFixture, putUpdate, readFeed, rt, settled, type FeedFixture } from './fixture.js';
+
+describe('FEEDS_WORKER', () => {
+  it('auto builds the feeds on the worker thread with PostgreSQL and on the service thread with the embedded database; on needs PostgreSQL', () => {
+    const pg = { reopen: { connectionString: 'postgres://h/db', schema: undefined } } as never;
+    const embedded = {} as never;
+    const worker = (w: string) => ({ feeds: loadConfig({ FEEDS_WORKER: w, DATABASE_URL: 'postgres://h/db' }).feeds });
+    expect([feedsOffThread(worker('auto'), pg), feedsOffThread(worker('auto'), embedded)]).toEqual([true, false]);
+    expect([feedsOffThread(worker('off'), pg), feedsOffThread(worker('on'), pg)]).toEqual([false, true]);
+    expect(() => loadConfig({ FEEDS_WORKER: 'on' })).toThrow(ConfigError);
+    expect(() => loadConfig({ FEEDS_WORKER: 'sometimes' })).toThrow(/FEEDS_WORKER/);
+  });
+});
+
+describe.runIf(engine === 'postgres')('the feeds built on their worker thread (PostgreSQL)', () => {
+  let f: FeedFixture;
+  /** The same database and clock, the feeds built on its own thread. */
+  let here: FastifyInstance;
+  beforeAll(async () => {
+    f = await feedFixture({ config: { feeds: { ...testConfig().feeds, worker: 'on' } } });
+    here = await buildApp({ config: testConfig(), db: f.t.db, clock: f.clock, logger: false });
+    await here.ready();
+  });
+  afterAll(async () => {
+    await here?.close();
+    await f?.t.close();
+  });
+
+  const PATHS = [
+    'gtfs-rt/vehicle-positions', 'gtfs-rt/trip-updates', 'gtfs-rt/alerts', 'gtfs-rt/trip-modifications', 'gtfs-rt/trip-updates?format=json',
+    'siri/estimated-timetable', 'siri/vehicle-monitoring', 'siri/situation-exchange', 'siri/stop-monitoring?MonitoringRef=S2&PreviewInterval=PT3H',
+  ];
+
+  /** Every feed from both apps once both serve a snapshot of the clock's time (gunzipped when it came gzipped). */
+  async function both() {
+    await settled(f);
+    const at = Math.floor(f.clock.now().getTime() / 1000);
+    await eventually(async () => headerAt(await here.inject({ url: `/api/v4/groups/${f.g}/gtfs-rt/alerts` })) === at, 'the service-thread app at the clock');
+    const read = async (app: FastifyInstance, path: string) => {
+      const res = await app.inject({ url: `/api/v4/groups/${f.g}/${path}`, headers: { 'accept-encoding': 'gzip' } });
+      const body = res.headers['content-encoding'] === 'gzip' ? gunzipSync(res.rawPayload) : res.rawPayload;
+      return { path, status: res.statusCode, etag: res.headers.etag, body: body.toString('base64') };
+    };
+    const worker = await Promise.all(PATHS.map((p) => read(f.t.app, p)));
+    const local = await Promise.all(PATHS.map((p) => read(here, p)));
+    return { worker, local };
+  }
+  /** A GTFS-Realtime answer's header timestamp. */
+  const headerAt = (res: { statusCode: number; rawPayload: Buffer }) => (res.statusCode === 200 ? Number(rt.FeedMessage.decode(res.rawPayload).header.timestamp) : -1);
+
+  it('is the one the app uses, and serves every feed as the service thread builds it, byte for byte', async () => {
+    expect(f.t.ctx.services.feeds.offThread).toBe(true);
+    expect(here.ctx.services.feeds.offThread).toBe(false);
+    const { worker, local } = await both();
+    expect(worker.map((r) => r.status)).toEqual(PATHS.map(() => 200));
+    expect(worker).toEqual(local);
+  });
+
+  it('after an update and a vehicle reporting, the next snapshot tells them, the same as the service thread does', async () => {
+    const cancelled = await putUpdate(f, { update_id: 'w-cancel', kind: 'cancel', trip_id: 'T4', start_date: '2026-03-10', end_date: '2026-03-10', message: { header: 'Trip cancelled', cause: 'STRIKE' } });
+    expect(cancelled.status).toBe(200);
+    const d = await newDevice(f.t, f.g);
+    const vehicle = await newVehicle(f.t, f.g);
+    const driver = await newDriver(f.t, f.g);
+    const sent = await send(f.t, f.g, d.auth, [
+      item('sign_on', '2026-03-10T07:00:00Z', { driver_id: driver, vehicle_id: vehicle }),
+      item('position', new Date(f.clock.now().getTime() + 2_000).toISOString(), { lat: 48.851, lon: 2.351, gps_valid: true }),
+    ]);
+    expect(sent.json.rejected).toEqual([]);
+    f.clock.advance(5_000);
+    const { worker, local } = await both();
+    expect(worker).toEqual(local);
+    const vp = await readFeed(f, 'vehicle-positions');
+    expect(vp.message!.entity.map((e: any) => e.vehicle.vehicle.id)).toContain(vehicle);
+    const tu = await readFeed(f, 'trip-updates');
+    expect(tu.message!.entity.find((e: any) => e.tripUpdate.trip.tripId === 'T4')?.tripUpdate.trip.scheduleRelationship).toBe('CANCELED');
+  });
+
+  it('a feed request is answered while the worker\'s rebuild waits for a lock another connection holds on a table it reads', async () => {
+    await settled(f);
+    const built = f.clock.now();
+    await f.t.db.transaction(async (tx) => {
+      await tx.query('LOCK TABLE trip_tracking IN ACCESS EXCLUSIVE MODE');
+      f.clock.advance(5_000);
+      const first = await readFeed(f, 'trip-updates');
+      expect(first.message!.header.timestamp).toBe(built.getTime() / 1000);
+      // The worker's rebuild is waiting for the lock.
+      await eventually(async () => (await f.t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'trip_tracking'::regclass"))[0]!.n > 0, "the worker's rebuild waiting for the lock");
+      expect(f.t.ctx.services.feeds.rebuilding(f.g)).toBe(true);
+      const during = await Promise.all([readFeed(f, 'trip-updates'), readFeed(f, 'vehicle-positions')]);
+      expect(during.map((r) => r.message!.header.timestamp)).toEqual([built.getTime() / 1000, built.getTime() / 1000]);
+      const sm = await f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/stop-monitoring?MonitoringRef=S2` });
+      expect(sm.statusCode).toBe(200);
+      expect(sm.headers.age).toBe('5');
+    });
+    await settled(f);
+  });
+});
