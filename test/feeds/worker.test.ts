@@ -92,6 +92,24 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
     expect(tu.message!.entity.find((e: any) => e.tripUpdate.trip.tripId === 'T4')?.tripUpdate.trip.scheduleRelationship).toBe('CANCELED');
   });
 
+  it('a worker thread that ends is started again at the next rebuild, the last snapshot served until then', async () => {
+    await settled(f);
+    const built = f.clock.now();
+    // Stopped from outside (as a crash would end it): the cache's thread seam, not an API.
+    const thread = (f.t.ctx.services.feeds as unknown as { thread: { worker: { terminate(): Promise<number> } | undefined } }).thread;
+    const ended = thread.worker!;
+    await ended.terminate();
+    expect(thread.worker).toBeUndefined();
+    f.clock.advance(5_000);
+    const first = await readFeed(f, 'trip-updates');
+    expect(first.message!.header.timestamp).toBe(built.getTime() / 1000);
+    await settled(f);
+    expect(thread.worker).toBeDefined();
+    expect(thread.worker).not.toBe(ended);
+    const { worker, local } = await both();
+    expect(worker).toEqual(local);
+  });
+
   it('a feed request is answered while the worker\'s rebuild waits for a lock another connection holds on a table it reads', async () => {
     await settled(f);
     const built = f.clock.now();

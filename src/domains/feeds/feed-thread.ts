@@ -78,6 +78,7 @@ export class FeedThread {
   private worker: Worker | undefined;
   private readonly waiting = new Map<number, { resolve: (a: Answer & { ok: true }) => void; reject: (e: Error) => void }>();
   private lastId = 0;
+  private closing = false;
 
   constructor(private readonly setup: WorkerSetup, private readonly onError: (err: unknown) => void) {}
 
@@ -111,7 +112,12 @@ export class FeedThread {
       this.onError(err);
       fail(err);
     });
-    w.on('exit', (code) => fail(new Error(`the feeds' worker thread ended (exit code ${code})`)));
+    w.on('exit', (code) => {
+      const err = new Error(`the feeds' worker thread ended (exit code ${code})`);
+      // Ended other than by close (its 'error' was reported already, or it was stopped from outside).
+      if (this.worker === w && !this.closing) this.onError(err);
+      fail(err);
+    });
     this.worker = w;
     return w;
   }
@@ -130,6 +136,7 @@ export class FeedThread {
   async close(): Promise<void> {
     const w = this.worker;
     if (!w) return;
+    this.closing = true;
     const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
     w.postMessage([0, { op: 'close' } satisfies Ask]);
     await exited;
