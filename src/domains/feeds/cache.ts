@@ -32,8 +32,7 @@ import type { Db } from '../../platform/db/index.js';
 import type { Service } from '../../platform/lifecycle.js';
 import { gzipped, sendEncoded } from '../../platform/http/read-cache.js';
 import { nextTurn } from '../../platform/slices.js';
-import type { ScheduleMemo } from '../gtfs/schedule-memo.js';
-import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
+import { scheduleMemoOf, type ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { FeedThread, feedsOffThread, headOf, type Finished } from './feed-thread.js';
 import { networkNow, type NetworkHead, type NetworkNow } from './network.js';
 import { outputName, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
@@ -248,7 +247,11 @@ export class FeedCache implements Service {
   /** A SIRI StopMonitoring document of the group's current snapshot, with that snapshot's head (not cached: it depends on the stop). */
   async stopMonitoring(groupId: string, ask: StopMonitoringAsk): Promise<{ net: NetworkHead; document: string }> {
     const net = await this.snapshot(groupId);
-    if (!this.thread) return { net, document: await stopMonitoringDocument(this.ctx.db, this.group(groupId).full!, ask) };
+    if (!this.thread) {
+      // The snapshot itself (a rebuild may have replaced the one just answered: the newer one).
+      const full = this.group(groupId).full!;
+      return { net: full, document: await stopMonitoringDocument(this.ctx.db, full, ask) };
+    }
     const a = await this.thread.ask({ op: 'stop-monitoring', groupId, now: net.now.getTime(), ask });
     return { net: a.head.now === net.now.getTime() ? net : headOf(groupId, a.head), document: a.document! };
   }
