@@ -45,7 +45,7 @@ export async function openPostgres(o: PostgresOptions): Promise<Db> {
     client.on('error', () => {});
   });
   await pool.query('SELECT 1');
-  return new PostgresDb(pool, clientConfig, o.schema, { connectionString: o.connectionString, schema: o.schema });
+  return new PostgresDb(pool, clientConfig, o.schema);
 }
 
 /**
@@ -109,8 +109,11 @@ class PostgresDb implements Db {
     private readonly pool: pg.Pool,
     private readonly clientConfig: pg.ClientConfig,
     private readonly schema: string | undefined,
-    readonly reopen: { connectionString: string; schema: string | undefined },
   ) {}
+
+  get reopen(): { connectionString: string; schema: string | undefined } {
+    return { connectionString: this.clientConfig.connectionString!, schema: this.schema };
+  }
 
   async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
     const r = await this.pool.query(prepared(text, params));
