@@ -125,7 +125,7 @@ describe('SIRI', () => {
     expect(status).toMatchObject({ ResponseTimestamp: '2026-03-10T08:35:00+01:00', Status: 'true' });
   });
 
-  it('gives a feed gzipped to a client that accepts gzip (made with the output, ready with its first answer), the same document once inflated; uncompressed to one that does not', async () => {
+  it('gives a feed gzipped to a client that accepts gzip (made with the output, ready with its first answer), the same document once inflated; uncompressed to one that does not (the timetable kept gzipped only: inflated as it is sent)', async () => {
     const identity = await get('estimated-timetable');
     expect(identity.headers['content-encoding']).toBeUndefined();
     expect(identity.headers['vary']).toBe('accept-encoding');

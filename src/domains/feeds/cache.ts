@@ -17,20 +17,22 @@
  *   between builds. Outputs are then named by what they are (outputs.ts: OutputSpec).
  *
  * An output of 1 KiB or more is also gzipped once, when it is built (off the event loop), and given
- * so to clients that accept it (a city's SIRI EstimatedTimetable is megabytes of XML, a tenth of
- * that gzipped).
+ * so to clients that accept it. The SIRI EstimatedTimetable is kept in its gzip form only (a city's
+ * is 150 MB of XML, a tenth of that gzipped): a client that does not take gzip is sent it
+ * inflated as it goes.
  *
  * Outputs carry a weak ETag (a hash of their content without the production timestamps) and a
  * Last-Modified (when that content last changed), so a client polling an unchanged feed gets
  * 304 Not Modified.
  */
 import { createHash } from 'node:crypto';
+import { createGunzip } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Db } from '../../platform/db/index.js';
 import type { Service } from '../../platform/lifecycle.js';
-import { gzipped, sendEncoded } from '../../platform/http/read-cache.js';
+import { acceptsGzip, gzipped, sendEncoded } from '../../platform/http/read-cache.js';
 import { nextTurn } from '../../platform/slices.js';
 import { scheduleMemoOf, type ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { FeedThread, feedsOffThread, headOf, type Finished } from './feed-thread.js';
@@ -49,7 +51,13 @@ export interface Output extends Finished {
 }
 
 export interface Built {
-  body: Buffer;
+  /**
+   * The content; undefined when `gzip` is its only form (a city's SIRI timetable: 150 MB of XML
+   * never joined, fragments.ts assemble), `size` then giving its length. A client that does not
+   * take gzip is sent it inflated as it goes (sendOutput).
+   */
+  body: Buffer | undefined;
+  size?: number;
   contentType: string;
   /** What identifies the content: equal fingerprints, same content. */
   fingerprint: Buffer | string;
@@ -82,7 +90,11 @@ export function readSnapshot(db: Db, groupId: string, now: Date, s: SnapshotSett
 /** An output's content as served: its gzip form (of 1 KiB or more; off the event loop) and the hash of its fingerprint. */
 export async function finish(b: Built): Promise<Finished> {
   const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
-  return { body: b.body, contentType: b.contentType, fingerprint, gzip: b.gzip ?? (await gzipped(b.body)) };
+  if (b.body === undefined) {
+    if (!b.gzip || b.size === undefined) throw new Error('an output without its bytes needs its gzip form and size');
+    return { body: undefined, size: b.size, contentType: b.contentType, fingerprint, gzip: b.gzip };
+  }
+  return { body: b.body, size: b.body.length, contentType: b.contentType, fingerprint, gzip: b.gzip ?? (await gzipped(b.body)) };
 }
 
 /** Outputs per group rebuilt with each snapshot: the most recently asked for (others are built on request). */
@@ -274,7 +286,7 @@ export class FeedCache implements Service {
 
 /** A buffer as it came from the worker thread (a Uint8Array: structured clone does not keep Buffer). */
 const asBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
-const received = (f: Finished): Finished => ({ ...f, body: asBuffer(f.body), gzip: f.gzip && asBuffer(f.gzip) });
+const received = (f: Finished): Finished => ({ ...f, body: f.body && asBuffer(f.body), gzip: f.gzip && asBuffer(f.gzip) });
 
 /**
  * Builds an output from a snapshot, the recipe given what its previous build kept; its
@@ -317,6 +329,13 @@ export function sendOutput(req: FastifyRequest, reply: FastifyReply, out: Output
     fresh = !Number.isNaN(since) && out.lastModified.getTime() <= since;
   }
   if (fresh) return reply.code(304).send();
+  if (out.body === undefined) {
+    if (acceptsGzip(req.headers['accept-encoding'])) return reply.type(out.contentType).header('content-encoding', 'gzip').send(out.gzip);
+    // Only the gzip form is kept: inflated as it is sent (zlib's threads), never held whole.
+    const inflated = createGunzip();
+    inflated.end(out.gzip);
+    return reply.type(out.contentType).send(inflated);
+  }
   return sendEncoded(req, reply.type(out.contentType), out.body, out.gzip);
 }
 

@@ -29,8 +29,11 @@ import type { NetworkHead } from './network.js';
 
 /** An output as built, before the cache stamps it (ETag, Last-Modified): cache.ts `finish`. */
 export interface Finished {
-  body: Buffer;
+  /** The content; undefined when its gzip form is all that is kept (a city's timetable: Built.body). */
+  body: Buffer | undefined;
   gzip: Buffer | undefined;
+  /** The content's length in bytes. */
+  size: number;
   contentType: string;
   /** Hash of the content without its production timestamps. */
   fingerprint: string;

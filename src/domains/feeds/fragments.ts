@@ -6,8 +6,8 @@
  * Each trip's piece (its bytes and their digest) is kept under the trip's key with its signature
  * (FeedTrip.signature), and made again only when the signature changed.
  *
- * The gzip form of the timetable (assemble; trip-updates' kilobyte pieces are gzipped whole, which
- * costs less) is made from the pieces' deflated forms, as pigz does:
+ * The timetable is kept in its gzip form only (assemble; trip-updates' kilobyte pieces are gzipped
+ * whole, which costs less), made from the pieces' deflated forms, as pigz does:
  * each piece is a raw deflate stream ended by a sync flush, so they follow one another as one
  * stream (RFC 1951), and each is compressed with the bytes before it (the previous piece) as its
  * dictionary, which the decoder holds in its window at that point: the result compresses as the
@@ -50,24 +50,31 @@ function deflatedAfter(p: Piece, after: Piece | undefined): Buffer {
 }
 
 /**
- * An output made of pieces, in order: its bytes and its gzip form. The pieces are deflated in
+ * An output made of pieces, in order: its gzip form and its size. The pieces are deflated in
  * slices (the event loop is given back between two), those deflated after the same piece at the
- * previous build not again.
+ * previous build not again. The output's bytes are not joined: a city's timetable is 150 MB of
+ * XML, its gzip form a tenth of that, and every client of such a feed takes gzip (one that does not
+ * is sent the gzip form inflated as it goes: cache.ts sendOutput). The gzip trailer's CRC runs
+ * over the pieces one after the other.
  */
-export async function assemble(pieces: readonly Piece[]): Promise<{ body: Buffer; gzip: Buffer }> {
+export async function assemble(pieces: readonly Piece[]): Promise<{ gzip: Buffer; size: number }> {
   const deflated: Buffer[] = [GZIP_HEADER];
   const turn = slices();
+  let crc = 0;
+  let size = 0;
   for (let i = 0; i < pieces.length; i++) {
-    deflated.push(deflatedAfter(pieces[i]!, pieces[i - 1]));
+    const p = pieces[i]!;
+    deflated.push(deflatedAfter(p, pieces[i - 1]));
+    crc = crc32(p.bytes, crc);
+    size += p.bytes.length;
     const wait = turn();
     if (wait) await wait;
   }
-  const body = Buffer.concat(pieces.map((p) => p.bytes));
   const trailer = Buffer.alloc(8);
-  trailer.writeUInt32LE(crc32(body), 0);
-  trailer.writeUInt32LE(body.length % 2 ** 32, 4);
+  trailer.writeUInt32LE(crc, 0);
+  trailer.writeUInt32LE(size % 2 ** 32, 4);
   deflated.push(FINAL_BLOCK, trailer);
-  return { body, gzip: Buffer.concat(deflated) };
+  return { gzip: Buffer.concat(deflated), size };
 }
 
 /**

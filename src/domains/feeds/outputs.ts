@@ -50,7 +50,7 @@ export function recipeOf(spec: OutputSpec): Recipe {
       const { lineRef } = spec;
       return async (net, state): Promise<Built> => {
         const doc = await estimatedTimetableOutput(net, net.groupId, { lineRef, previous: state instanceof TripPieces ? state : undefined });
-        return doc ? { contentType: XML, body: doc.body, gzip: doc.gzip, fingerprint: doc.fingerprint, state: doc.pieces } : { contentType: XML, body: Buffer.alloc(0), fingerprint: '' };
+        return doc ? { contentType: XML, body: undefined, size: doc.size, gzip: doc.gzip, fingerprint: doc.fingerprint, state: doc.pieces } : { contentType: XML, body: Buffer.alloc(0), fingerprint: '' };
       };
     }
     case 'siri-vm': {

@@ -235,7 +235,7 @@ function afterHeader(body: Uint8Array): Buffer {
  * The feed as protobuf, fingerprinted without its header timestamp (the cache's ETag).
  * `state`: what the previous build of the feed kept (trip-updates: its trips' pieces).
  */
-export async function buildFeed(net: NetworkNow, feed: FeedName, state?: unknown): Promise<Built> {
+export async function buildFeed(net: NetworkNow, feed: FeedName, state?: unknown): Promise<Built & { body: Buffer }> {
   const contentType = 'application/x-protobuf';
   if (feed === 'trip-updates') {
     const out = await tripUpdatesOutput(net, state instanceof TripPieces ? (state as TripPieces<Buffer>) : undefined);

@@ -6,6 +6,7 @@
  * temporary stop: `tmp-<update_id>-<n>`), VehicleRef = vehicle_id, SituationNumber = update_id.
  */
 import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import { create } from 'xmlbuilder2';
 import { slices } from '../../../platform/slices.js';
 import { addDays, isoWithOffset, serviceDayStart } from '../../../platform/time.js';
@@ -92,19 +93,20 @@ function estimatedCall(c: Call, order: number, tz: string): Node {
  * GTFS-Realtime's), of the stops passed the observed ones.
  */
 export async function estimatedTimetable(net: NetworkNow, producer: string, o: { lineRef?: string | undefined } = {}): Promise<string | null> {
-  return (await estimatedTimetableOutput(net, producer, o))?.body.toString('utf8') ?? null;
+  const out = await estimatedTimetableOutput(net, producer, o);
+  return out ? gunzipSync(out.gzip).toString('utf8') : null;
 }
 
 /**
- * The EstimatedTimetable as the feed cache keeps it: the document's bytes, their gzip form, what
- * identifies its content (the hash of contentOf(document): of the document around the journeys
+ * The EstimatedTimetable as the feed cache keeps it: the document's gzip form (its bytes are not
+ * joined: fragments.ts assemble) and size in bytes, what identifies its content (the hash of contentOf(document): of the document around the journeys
  * and of each journey's digest), and the journeys' pieces (fragments.ts); null: no journey. A
  * journey whose trip has the same signature as in `previous` (the pieces of the output's
  * previous build) is not written again: its text, digest and deflated form are reused.
  */
 export async function estimatedTimetableOutput(
   net: NetworkNow, producer: string, o: { lineRef?: string | undefined; previous?: TripPieces | undefined } = {},
-): Promise<{ body: Buffer; gzip: Buffer; fingerprint: Buffer; pieces: TripPieces } | null> {
+): Promise<{ gzip: Buffer; size: number; fingerprint: Buffer; pieces: TripPieces } | null> {
   const tz = net.timezone;
   const situations = new Set(alertUpdates(net).map((u) => u.update_id));
   const journey = (ft: FeedTrip): Node => {

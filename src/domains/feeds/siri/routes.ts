@@ -45,7 +45,7 @@ export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
   }, async (req, reply) => {
     const { group_id: g } = req.params;
     const out = await cache.output(g, { kind: 'siri-et', lineRef: req.query.LineRef });
-    if (out.body.length === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, out.net)).send();
+    if (out.size === 0) return reply.code(204).header('cache-control', `public, max-age=${maxAge()}`).header('age', snapshotAge(req, out.net)).send();
     return sendOutput(req, reply, out, maxAge());
   });
 
