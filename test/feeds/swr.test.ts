@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
 import type { NetworkHead, NetworkNow } from '../../src/domains/feeds/network.js';
+import { siriTime } from '../../src/domains/feeds/siri/build.js';
 import { engine } from '../helpers/db.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
 import { eventually, feedFixture, putUpdate, readFeed, secs, settled, type FeedFixture } from './fixture.js';
@@ -181,6 +182,50 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     // And so in SIRI VehicleMonitoring, built from the same snapshot.
     const vm = await f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/vehicle-monitoring?VehicleRef=${newcomer.vehicle}` });
     expect(vm.body).toContain(`<VehicleRef>${newcomer.vehicle}</VehicleRef>`);
+  });
+
+  it('while a rebuild is late (under way for a refresh interval), the vehicles\' positions are refreshed on their own, the trips\' feeds served from the last snapshot; no output goes back to an older snapshot', async () => {
+    const bus = await newBus();
+    f.clock.advance(5_000);
+    await bus.report(new Date(f.clock.now().getTime() - 1_000).toISOString());
+    await settled(f);
+    const built = f.clock.now().getTime();
+    const at = (ms: number) => (built + ms) / 1000;
+    const vm = () => f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/vehicle-monitoring` });
+    await vm();
+
+    const hold = holdRebuilds();
+    f.clock.advance(5_000);
+    await answered(readFeed(f, 'vehicle-positions'), 'the request that starts the rebuild');
+    await hold.reached;
+    await bus.report(new Date(built + 6_000).toISOString());
+    // Under way for 4 s: not late, the positions wait with the rest.
+    f.clock.advance(4_000);
+    expect((await answered(readFeed(f, 'vehicle-positions'), 'a request 4 s into the rebuild')).message!.header.timestamp).toBe(at(0));
+    expect(hold.holds()).toBe(1);
+    // Under way for the refresh interval (5 s): late.
+    f.clock.advance(1_000);
+    await answered(readFeed(f, 'vehicle-positions'), 'the request that finds the rebuild late');
+    await eventually(async () => (await readFeed(f, 'vehicle-positions')).message!.header.timestamp === at(10_000), 'VehiclePositions refreshed from the positions');
+    const vp = await readFeed(f, 'vehicle-positions');
+    expect(vehicleAt(vp.message, bus.vehicle)).toBe(at(6_000));
+    expect(vp.headers.age).toBe('0');
+    await eventually(async () => vmTimestamp((await vm()).body) === siriTime(new Date(built + 10_000), 'Europe/Paris'), 'VehicleMonitoring refreshed from the positions');
+    expect((await vm()).headers.age).toBe('0');
+    // The trips' feeds wait for the rebuild: the last snapshot, 10 s old; the rebuild still held, no second one.
+    const tu = await readFeed(f, 'trip-updates');
+    expect([tu.message!.header.timestamp, tu.headers.age]).toEqual([at(0), '10']);
+    expect([f.t.ctx.services.feeds.rebuilding(f.g), hold.holds()]).toEqual([true, 1]);
+
+    // The held rebuild (of 5 s in) ends: its snapshot is the group's, and the positions refreshed after it stay.
+    hold.release();
+    await f.t.ctx.services.feeds.idle();
+    const cache = f.t.ctx.services.feeds;
+    expect((await cache.snapshot(f.g)).now.getTime()).toBe(built + 5_000);
+    const kept = await readFeed(f, 'vehicle-positions');
+    expect([kept.message!.header.timestamp, vehicleAt(kept.message, bus.vehicle)]).toEqual([at(10_000), at(6_000)]);
+    expect(vmTimestamp((await vm()).body)).toBe(siriTime(new Date(built + 10_000), 'Europe/Paris'));
+    await settled(f);
   });
 
   it('a rebuild builds each output once, however often it is asked for meanwhile (regression: a rebuild that never ended under load)', async () => {

@@ -110,7 +110,7 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
     expect(worker).toEqual(local);
   });
 
-  it('a feed request is answered while the worker\'s rebuild waits for a lock another connection holds on a table it reads', async () => {
+  it('a feed request is answered while the worker\'s rebuild waits for a lock another connection holds on a table it reads; once the rebuild is late, the positions are refreshed on their own', async () => {
     await settled(f);
     const built = f.clock.now();
     await f.t.db.transaction(async (tx) => {
@@ -126,6 +126,13 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
       const sm = await f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/stop-monitoring?MonitoringRef=S2` });
       expect(sm.statusCode).toBe(200);
       expect(sm.headers.age).toBe('5');
+      // Under way for the refresh interval, the rebuild is late: the positions are read and their
+      // outputs built on the worker on their own (no tracking read), the trips' feeds still wait.
+      f.clock.advance(5_000);
+      await readFeed(f, 'vehicle-positions');
+      await eventually(async () => (await readFeed(f, 'vehicle-positions')).message!.header.timestamp === built.getTime() / 1000 + 10, 'VehiclePositions refreshed on the worker from the positions');
+      expect((await readFeed(f, 'trip-updates')).message!.header.timestamp).toBe(built.getTime() / 1000);
+      expect(f.t.ctx.services.feeds.rebuilding(f.g)).toBe(true);
     });
     await settled(f);
   });

@@ -11,6 +11,11 @@
  *   (set-based, see networkNow), builds every output asked for lately, then replaces the snapshot.
  *   A failed rebuild is logged and tried again one interval later; the last snapshot stays.
  * - The first request for a group (none built yet in this instance) waits for the first build.
+ * - A late rebuild (under way for a refresh interval or more: a city's network on a busy machine)
+ *   does not hold the vehicles' positions back: the outputs told from them alone (VehiclePositions,
+ *   VehicleMonitoring: outputs.ts positionsOnly) are then refreshed on their own from the
+ *   vehicles read at once (positionsNow, one statement), each interval, until the rebuild ends. An
+ *   output is never replaced by one of an older snapshot.
  * - On PostgreSQL (FEEDS_WORKER auto or on), snapshots are read and outputs built on the feeds'
  *   worker thread (feed-thread.ts): this cache decides when, and keeps what it serves (the
  *   outputs and their snapshot's head); the worker holds the snapshots and the pieces kept
@@ -36,8 +41,8 @@ import { acceptsGzip, gzipped, sendEncoded } from '../../platform/http/read-cach
 import { nextTurn } from '../../platform/slices.js';
 import { scheduleMemoOf, type ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { FeedThread, feedsOffThread, headOf, type Finished } from './feed-thread.js';
-import { networkNow, type NetworkHead, type NetworkNow } from './network.js';
-import { outputName, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
+import { networkNow, positionsNow, type NetworkHead, type NetworkNow } from './network.js';
+import { outputName, positionsOnly, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
 
 export interface Output extends Finished {
   /** Weak ETag of the content (timestamps of production excluded). */
@@ -48,6 +53,8 @@ export interface Output extends Finished {
   net: NetworkHead;
   /** What the recipe kept for its next build (Built.state; on the feeds' worker thread, kept there). */
   state: unknown;
+  /** Built from the positions alone, newer than the snapshot `over` (a rebuild late): served in that snapshot's place. */
+  over?: NetworkHead;
 }
 
 export interface Built {
@@ -105,8 +112,11 @@ interface GroupFeeds {
   net: NetworkHead | undefined;
   /** Built on this thread: the snapshot (net is it). */
   full: NetworkNow | undefined;
-  /** The rebuild under way, if any (at most one per group). */
+  /** The rebuild under way, if any (at most one per group), and when it started (ms, service clock). */
   building: Promise<NetworkHead> | undefined;
+  buildingSince: number;
+  /** The refresh of the positions-only outputs under way, while a rebuild is late. */
+  positions: Promise<void> | undefined;
   /** No background rebuild before this time (ms, service clock): set after a failed one. */
   retryAt: number;
   /** The outputs asked for, most recent last, with the last one built (`spec`: one the worker thread can build). */
@@ -141,7 +151,7 @@ export class FeedCache implements Service {
 
   private group(groupId: string): GroupFeeds {
     let g = this.groups.get(groupId);
-    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, retryAt: 0, outputs: new Map() }));
+    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, positions: undefined, retryAt: 0, outputs: new Map() }));
     return g;
   }
 
@@ -164,6 +174,7 @@ export class FeedCache implements Service {
     const now = this.ctx.clock.now();
     const building = this.thread ? this.rebuildOffThread(this.thread, groupId, g, now) : this.rebuildHere(groupId, g, now);
     g.building = building;
+    g.buildingSince = now.getTime();
     const settled = building
       .then(
         () => (g.retryAt = 0),
@@ -213,12 +224,61 @@ export class FeedCache implements Service {
     return net;
   }
 
-  /** The outputs of a new snapshot, kept for those still asked for. */
-  private keep(g: GroupFeeds, built: Map<string, Output>) {
+  /**
+   * The outputs just built, kept for those still asked for. One built from the positions alone is
+   * served in place of the group's snapshot (`over`). An output newer than the one built (the
+   * positions refreshed while the rebuild was late) stays, served in place of the new snapshot.
+   */
+  private keep(g: GroupFeeds, built: Map<string, Output>, positions = false) {
+    const clock = this.ctx.clock.now().getTime();
     for (const [name, out] of built) {
       const o = g.outputs.get(name);
-      if (o) o.out = out;
+      if (!o) continue;
+      const kept = o.out;
+      // (Newer, unless the clock was moved back past it.)
+      if (kept && kept.net.now.getTime() > out.net.now.getTime() && kept.net.now.getTime() <= clock) {
+        if (!positions) kept.over = g.net;
+        continue;
+      }
+      if (positions) out.over = g.net;
+      o.out = out;
     }
+  }
+
+  /**
+   * While the group's rebuild is late (under way for a refresh interval or more), the
+   * positions-only outputs whose snapshot is stale are built again from the vehicles read now, in
+   * the background (one such refresh at a time per group).
+   */
+  private refreshPositions(groupId: string, g: GroupFeeds) {
+    if (!g.building || g.positions) return;
+    const now = this.ctx.clock.now();
+    if (now.getTime() - g.buildingSince < this.refreshMs) return;
+    const stale = [...g.outputs].flatMap(([name, o]) =>
+      (o.spec && positionsOnly(o.spec) && (!o.out || now.getTime() - o.out.net.now.getTime() >= this.refreshMs) ? [[name, o.spec] as [string, OutputSpec]] : []));
+    if (stale.length === 0) return;
+    const refreshed = this.positionsOf(groupId, g, now, stale)
+      .then((built) => this.keep(g, built, true))
+      .catch((err: unknown) => this.ctx.log.warn({ err, groupId }, 'feed positions refresh failed; the last outputs are served'))
+      .finally(() => {
+        g.positions = undefined;
+        this.running.delete(refreshed);
+      });
+    g.positions = refreshed;
+    this.running.add(refreshed);
+  }
+
+  private async positionsOf(groupId: string, g: GroupFeeds, now: Date, outputs: [string, OutputSpec][]): Promise<Map<string, Output>> {
+    const built = new Map<string, Output>();
+    if (this.thread) {
+      const a = await this.thread.ask({ op: 'positions', groupId, now: now.getTime(), outputs });
+      const net = headOf(groupId, a.head);
+      for (const [name, f] of a.outputs ?? []) built.set(name, stamp(net, received(f), g.outputs.get(name)?.out));
+      return built;
+    }
+    const net = await positionsNow(this.ctx.db, groupId, now, this.ctx.config.feeds.staleVehicleSeconds);
+    for (const [name, spec] of outputs) built.set(name, await make(net, recipeOf(spec), g.outputs.get(name)?.out));
+    return built;
   }
 
   /** An output of the group's current snapshot: built with each rebuild once asked for, else now. */
@@ -239,8 +299,10 @@ export class FeedCache implements Service {
     g.outputs.set(name, { spec, recipe, out: known?.out });
     if (g.outputs.size > KEPT_OUTPUTS) g.outputs.delete(g.outputs.keys().next().value!);
     const net = await this.snapshot(groupId);
+    if (spec && positionsOnly(spec)) this.refreshPositions(groupId, g);
     const entry = g.outputs.get(name);
-    if (entry?.out?.net === net) return entry.out;
+    // Of this snapshot, or built from the positions since (a rebuild late).
+    if (entry?.out && (entry.out.net === net || entry.out.over === net)) return entry.out;
     let out: Output;
     if (this.thread) {
       const a = await this.thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec: spec! });

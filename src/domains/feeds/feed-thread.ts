@@ -15,6 +15,9 @@
  *   that failed is named with its error, the others are served).
  * - output { groupId, now, name, spec }: one output of the snapshot it holds (read at `now` if it
  *   holds none: a worker started again).
+ * - positions { groupId, now, outputs }: the vehicles' positions alone read at `now` (positionsNow),
+ *   and the outputs told from them built (its snapshot is not kept: the next output asked for is
+ *   of the whole snapshot held).
  * - stop-monitoring { groupId, now, ask }: a StopMonitoring document of that snapshot.
  * - close: closes its database and ends.
  */
@@ -51,6 +54,7 @@ export interface WorkerSetup {
 export type Ask =
   | { op: 'rebuild'; groupId: string; now: number; outputs: [string, OutputSpec][] }
   | { op: 'output'; groupId: string; now: number; name: string; spec: OutputSpec }
+  | { op: 'positions'; groupId: string; now: number; outputs: [string, OutputSpec][] }
   | { op: 'stop-monitoring'; groupId: string; now: number; ask: StopMonitoringAsk }
   | { op: 'close' };
 

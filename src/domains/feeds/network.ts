@@ -172,6 +172,16 @@ export async function networkNow(
   return net;
 }
 
+/**
+ * The vehicles of a group at `now` alone (no trip, no update): what the outputs told from the
+ * vehicles' positions (GTFS-Realtime VehiclePositions, SIRI VehicleMonitoring) are built from
+ * while a network's whole rebuild is late (cache.ts): one statement, whatever the trips cost.
+ */
+export async function positionsNow(db: Db, groupId: string, now: Date, staleVehicleSeconds: number): Promise<NetworkNow> {
+  const tz = (await getGroup(db, groupId))!.timezone;
+  return { groupId, timezone: tz, now, trips: [], updates: [], vehicles: await vehiclesNow(db, groupId, now, staleVehicleSeconds) };
+}
+
 /** What the feeds know live of a service date: the tracking of its open trips and their predictions. */
 interface LiveDate {
   /** The day's whole schedule, read when a trip is in progress (predictTrips needs the blocks). */

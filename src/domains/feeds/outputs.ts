@@ -21,6 +21,11 @@ export type OutputSpec =
   | { kind: 'siri-vm'; staleSeconds: number; lineRef?: string | undefined; vehicleRef?: string | undefined }
   | { kind: 'siri-sx' };
 
+/** Whether an output is told from the vehicles' positions alone (no trip, no update): refreshed on its own while a rebuild is late (cache.ts). */
+export function positionsOnly(spec: OutputSpec): boolean {
+  return (spec.kind === 'gtfs-rt' && spec.feed === 'vehicle-positions') || spec.kind === 'siri-vm';
+}
+
 /** The cache's name of an output: equal specs, equal names. */
 export function outputName(spec: OutputSpec): string {
   switch (spec.kind) {

@@ -8,7 +8,7 @@ import { openPostgres } from '../../platform/db/postgres.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { finish, readSnapshot, type SnapshotSettings } from './cache.js';
 import type { Answer, Ask, Finished, WorkerSetup } from './feed-thread.js';
-import type { NetworkNow } from './network.js';
+import { positionsNow, type NetworkNow } from './network.js';
 import { outputName, recipeOf, stopMonitoringDocument, type OutputSpec } from './outputs.js';
 
 /** The buffers moved to the service's thread: those that own their memory whole (a small one shares a pool's, and is copied). */
@@ -73,6 +73,12 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
         const net = await held(ask.groupId, ask.now);
         if (outputName(ask.spec) !== ask.name) throw new Error(`output ${ask.name} asked with the spec of ${outputName(ask.spec)}`);
         return { ok: true, head: { now: net.now.getTime(), timezone: net.timezone }, outputs: [[ask.name, await build(g, net, ask.name, ask.spec)]] };
+      }
+      case 'positions': {
+        const net = await positionsNow(db, ask.groupId, new Date(ask.now), settings.feeds.staleVehicleSeconds);
+        const outputs: [string, Finished][] = [];
+        for (const [name, spec] of ask.outputs) outputs.push([name, await build(g, net, name, spec)]);
+        return { ok: true, head: { now: net.now.getTime(), timezone: net.timezone }, outputs };
       }
       case 'stop-monitoring': {
         const net = await held(ask.groupId, ask.now);
