@@ -136,10 +136,14 @@ const F = {
   /** Bytes on the wire (gzipped when the service gives it so: the consumer asks for gzip and inflates apart). */
   feedWireBytes: new Map<string, Series>(),
   headerAge: new Series(),
+  /** trip-updates' header age: the trips' snapshot, which a late rebuild holds back while the positions are refreshed on their own. */
+  tripsHeaderAge: new Series(),
   positionAge: new Series(),
   coverageVehicles: new Series(),
   coverageTrips: new Series(),
   buildUpperBound: new Series(),
+  /** The same for trip-updates, polled every 5 s by the consumer (so up to 5 s later than it could be seen). */
+  tripsBuildUpperBound: new Series(),
   /** The bench's ANALYZE of the written tables (when the server's autovacuum is off). */
   analyzeMs: new Series(),
   /** The longest event loop delay of the server in each second. */
@@ -473,6 +477,11 @@ async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<v
     }
     if (reporting > 0) F.coverageVehicles.add((100 * seen) / reporting);
   } else if (res.trips) {
+    F.tripsHeaderAge.add((fetchedAt - header) / 1000);
+    if (!tripSnapshotsSeen.has(header)) {
+      tripSnapshotsSeen.add(header);
+      if (tripSnapshotsSeen.size > 1) F.tripsBuildUpperBound.add((fetchedAt - header) / 1000);
+    }
     const inFeed = new Set(res.trips);
     let progress = 0;
     let seen = 0;
@@ -489,6 +498,7 @@ async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<v
 
 /** The first time each snapshot (header timestamp) is seen, its age: an upper bound of its build time plus the wait for a request. */
 const snapshotsSeen = new Set<number>();
+const tripSnapshotsSeen = new Set<number>();
 
 /**
  * Reads the trip object of a trip in progress (started, not ended), picked at random, once a
@@ -703,7 +713,7 @@ async function main() {
         `  trip object of a trip in progress, read once a second ${F.tripReadMs.describe(since)}`,
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
         ...Object.keys(FEEDS).map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB (${fmt((F.feedWireBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB on the wire)`),
-        `  freshness: header age ${F.headerAge.describe(since, 's', 1)}, position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age ${F.buildUpperBound.describe(since, 's', 1)}`,
+        `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}; the bench's own (load generator and consumers: its holds delay what it measures) ${F.benchLoopMs.describe(since)}`,
         ...(F.analyzeMs.count() > 0 ? [`  the bench's ANALYZE of the written tables (autovacuum off) ${F.analyzeMs.describe()}`] : []),
