@@ -16,7 +16,7 @@
  *    visible in the trip object, and in vehicle-positions); the trip object of a trip in progress
  *    read once a second; the four passenger feeds (GTFS-RT vehicle-positions and trip-updates, SIRI vehicle-monitoring and estimated-timetable) fetched
  *    by a consumer polling each every 5 s (Accept-Encoding: gzip; latency: request to last byte,
- *    inflating apart, timed on a worker thread of its own: consumer-worker.mjs): latency p50/p99, size inflated and on the wire, freshness (header age, position
+ *    inflating apart, timed on a worker thread of its own: consumer-worker.mjs): latency p50/p99, size inflated and on the wire, freshness (header age of vehicle-positions and of trip-updates, position
  *    age) and coverage (vehicles in the feed / vehicles that reported within the stale window
  *    before the snapshot; trips in TripUpdates / trips in progress at the snapshot); trip object
  *    p99; live stream lag; the server's event loop holds (and the bench's own) and garbage collector pauses; CPU of the
