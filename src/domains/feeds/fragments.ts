@@ -37,6 +37,14 @@ const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
 /** The deflate window: how far back the decoder can refer, so the most of a dictionary used. */
 const WINDOW = 32 * 1024;
 
+/**
+ * The pieces' compression level: 3, not zlib's default 6. On SIRI journeys
+ * (bench/deflate-levels.ts: 2,000 synthetic ones, 32 MB, each primed with the one before, two
+ * runs) level 3 took 121–127 ms of CPU against 444–683 ms, for 11 % more bytes (2.11 against
+ * 1.90 MB); deflating was the largest part of a city's timetable rebuild (bench/RESULTS.md).
+ */
+const PIECE_LEVEL = 3;
+
 /** A piece's deflated form, made with the piece before it (`after`) as its dictionary. */
 const deflatedForms = new WeakMap<Piece, { after: Piece | undefined; deflated: Buffer }>();
 
@@ -44,7 +52,7 @@ function deflatedAfter(p: Piece, after: Piece | undefined): Buffer {
   const known = deflatedForms.get(p);
   if (known && known.after === after) return known.deflated;
   const dictionary = after && after.bytes.length > 0 ? after.bytes.subarray(Math.max(0, after.bytes.length - WINDOW)) : undefined;
-  const deflated = deflateRawSync(p.bytes, { finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) });
+  const deflated = deflateRawSync(p.bytes, { level: PIECE_LEVEL, finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) });
   deflatedForms.set(p, { after, deflated });
   return deflated;
 }
