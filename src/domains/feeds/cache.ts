@@ -83,14 +83,18 @@ export interface SnapshotSettings {
   predictions: Pick<Config['predictions'], 'minSamples' | 'minLayoverSeconds'>;
 }
 
-/** A group's network for the feeds at `now` (networkNow with the configuration's settings). */
-export function readSnapshot(db: Db, groupId: string, now: Date, s: SnapshotSettings, memo: ScheduleMemo, pause?: () => Promise<void>): Promise<NetworkNow> {
+/**
+ * A group's network for the feeds at `now` (networkNow with the configuration's settings).
+ * `recompute` false (the feeds' worker thread): the tracking as the service's rounds left it.
+ */
+export function readSnapshot(db: Db, groupId: string, now: Date, s: SnapshotSettings, memo: ScheduleMemo, o: { pause?: () => Promise<void>; recompute?: boolean } = {}): Promise<NetworkNow> {
   return networkNow(db, groupId, now, {
     staleVehicleSeconds: s.feeds.staleVehicleSeconds,
     predictions: s.predictions,
     scheduleHorizonSeconds: s.feeds.etHorizonMinutes * 60,
     memo,
-    ...(pause ? { pause } : {}),
+    ...(o.pause ? { pause: o.pause } : {}),
+    ...(o.recompute === false ? { recompute: false } : {}),
   });
 }
 
@@ -193,7 +197,7 @@ export class FeedCache implements Service {
 
   private async rebuildHere(groupId: string, g: GroupFeeds, now: Date): Promise<NetworkHead> {
     const pause = this.pause;
-    const net = await readSnapshot(this.ctx.db, groupId, now, this.ctx.config, scheduleMemoOf(this.ctx.db), pause ? () => pause(groupId) : undefined);
+    const net = await readSnapshot(this.ctx.db, groupId, now, this.ctx.config, scheduleMemoOf(this.ctx.db), pause ? { pause: () => pause(groupId) } : {});
     const built = new Map<string, Output>();
     // A copy: requests move the names they ask for to the end of the map meanwhile, and
     // iterating the live map would visit them again, a rebuild that never ends under load.

@@ -139,7 +139,8 @@ export const placeId = (p: Place, updateId: string, n: number) => p.stop_id ?? `
  * trips new to the memo; once: the delays, the vehicles). Only trips still running are read: a trip that ended more than
  * PAST_TRIP_SECONDS ago (with its delay) is not read at all, so the cost does not grow with the
  * days recorded. `pause` (a test seam) is awaited after the trips are read and before the
- * vehicles are.
+ * vehicles are. `recompute` false: the trips' tracking and delays are read as the tracking rounds
+ * left them, the trips marked dirty not recomputed first (the feeds' worker thread: cache.ts).
  */
 export async function networkNow(
   db: Db,
@@ -149,6 +150,7 @@ export async function networkNow(
     staleVehicleSeconds: number; predictions: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>; memo?: ScheduleMemo; pause?: () => Promise<void>;
     /** SIRI ET's horizon (FEEDS_ET_HORIZON_MINUTES, in seconds): also the trips whose vehicle is not known scheduled within it. */
     scheduleHorizonSeconds?: number;
+    recompute?: boolean;
   },
 ): Promise<NetworkNow> {
   const memo = o.memo ?? new ScheduleMemo();
@@ -158,13 +160,14 @@ export async function networkNow(
   const net: NetworkNow = { groupId, timezone: tz, now, trips: [], updates: [], vehicles: [] };
   const endedSince = new Date(now.getTime() - PAST_TRIP_SECONDS * 1000);
   const delays = new Map<string, Map<string, ObservedDelay>>(dates.map((d) => [d, new Map()]));
-  for (const d of await observedDelays(db, groupId, dates, endedSince)) {
+  const recompute = o.recompute === false ? { recompute: false } : {};
+  for (const d of await observedDelays(db, groupId, dates, endedSince, recompute)) {
     delays.get(d.service_date)?.set(instanceKey(d.trip_id, d.start_time), { stop_sequence: d.stop_sequence, stop_id: d.stop_id, delay: d.delay_seconds, at: d.passed_at });
   }
   for (const date of dates) {
     const updates = await updatesInForce(db, groupId, date);
     for (const u of updates) net.updates.push({ service_date: date, update: u });
-    const live = await liveOf(db, groupId, tz, date, now, o.predictions, memo, o.scheduleHorizonSeconds ?? 0);
+    const live = await liveOf(db, groupId, tz, date, now, o.predictions, memo, o.scheduleHorizonSeconds ?? 0, o.recompute !== false);
     net.trips.push(...(await tripsOf(db, groupId, tz, date, updates, delays.get(date)!, live, now, memo)));
   }
   await o.pause?.();
@@ -197,11 +200,11 @@ interface LiveDate {
  * `horizonSeconds`, the trips whose vehicle is not known yet.
  */
 async function liveOf(
-  db: Db, groupId: string, tz: string, date: string, now: Date, cfg: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>, memo: ScheduleMemo, horizonSeconds: number,
+  db: Db, groupId: string, tz: string, date: string, now: Date, cfg: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>, memo: ScheduleMemo, horizonSeconds: number, recompute: boolean,
 ): Promise<LiveDate> {
   const ctx = { db, clock: { now: () => now }, config: { predictions: cfg } };
   const read = await predictOpenTrips(ctx, groupId, date, {
-    now, schedule: () => memo.dayOf(db, groupId, tz, date), stopTimes: (gtfsId, ids) => memo.stopTimesOf(db, groupId, gtfsId, ids), scheduleHorizonSeconds: horizonSeconds,
+    now, schedule: () => memo.dayOf(db, groupId, tz, date), stopTimes: (gtfsId, ids) => memo.stopTimesOf(db, groupId, gtfsId, ids), scheduleHorizonSeconds: horizonSeconds, recompute,
   });
   return {
     schedule: read.schedule,

@@ -11,6 +11,14 @@ import type { Answer, Ask, Finished, WorkerSetup } from './feed-thread.js';
 import { positionsNow, type NetworkNow } from './network.js';
 import { outputName, recipeOf, stopMonitoringDocument, type OutputSpec } from './outputs.js';
 
+/**
+ * The tracking is read as the service's rounds left it: the worker does not recompute the trips
+ * marked dirty (it would race the service's rounds for the same trips, on the same cores; a
+ * city's worker spent 8 % of its time so). What the trips' feeds tell is then at most a round
+ * behind the reports (docs/feeds.md).
+ */
+const AS_ROUNDS_LEFT = { recompute: false } as const;
+
 /** The buffers moved to the service's thread: those that own their memory whole (a small one shares a pool's, and is copied). */
 function movable(a: Answer): ArrayBuffer[] {
   if (!a.ok || !a.outputs) return [];
@@ -46,14 +54,14 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
   /** The group's snapshot this worker holds, read at `now` when it holds none (it was started again). */
   async function held(groupId: string, now: number): Promise<NetworkNow> {
     const g = groupOf(groupId);
-    return (g.net ??= await readSnapshot(db, groupId, new Date(now), settings, scheduleMemoOf(db)));
+    return (g.net ??= await readSnapshot(db, groupId, new Date(now), settings, scheduleMemoOf(db), AS_ROUNDS_LEFT));
   }
 
   async function answer(ask: Exclude<Ask, { op: 'close' }>): Promise<Answer & { ok: true }> {
     const g = groupOf(ask.groupId);
     switch (ask.op) {
       case 'rebuild': {
-        const net = await readSnapshot(db, ask.groupId, new Date(ask.now), settings, scheduleMemoOf(db));
+        const net = await readSnapshot(db, ask.groupId, new Date(ask.now), settings, scheduleMemoOf(db), AS_ROUNDS_LEFT);
         const outputs: [string, Finished][] = [];
         const failed: [string, string][] = [];
         for (const [name, spec] of ask.outputs) {

@@ -56,6 +56,7 @@ export const BLOCK_HORIZON_SECONDS = 3 * 3600;
  * sampler records (samples.ts), in one place: predictTrips on the tracking of the trips that may
  * be in progress (trackingOf with `open`), the day's schedule read (through `schedule`) only when
  * there is something to predict. The tracking is given back too (the feeds publish it).
+ * `recompute` false: the tracking as the rounds left it (trackingOf).
  */
 export async function predictOpenTrips(
   ctx: PredictionContext,
@@ -65,9 +66,10 @@ export async function predictOpenTrips(
     now: Date; schedule: () => Promise<ServiceDay>;
     stopTimes?: (gtfsId: string, tripIds: readonly string[]) => Promise<Map<string, StoredStopTimes>>;
     scheduleHorizonSeconds?: number;
+    recompute?: boolean;
   },
 ): Promise<{ tracking: TripTracking[]; schedule: ServiceDay | null; predictions: TripPrediction[] }> {
-  const tracking = await trackingOf(ctx.db, groupId, serviceDate, undefined, { now: o.now, open: true });
+  const tracking = await trackingOf(ctx.db, groupId, serviceDate, undefined, { now: o.now, open: true, ...(o.recompute === false ? { recompute: false } : {}) });
   const horizonS = o.scheduleHorizonSeconds ?? 0;
   if (horizonS <= 0 && !tracking.some((t) => t.status === 'in_progress')) return { tracking, schedule: null, predictions: [] };
   const schedule = await o.schedule();

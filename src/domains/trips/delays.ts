@@ -25,10 +25,11 @@ export interface TripDelay {
 /**
  * The delay of each trip of `dates` that has one, whose scheduled end plus its delay is at or
  * after `endedSince` (or has no scheduled end). Trips marked dirty by ingest on those dates are
- * recomputed first, as trackingOf does, so the answer holds every report committed before the call.
+ * recomputed first, as trackingOf does, so the answer holds every report committed before the call
+ * (`recompute` false: as the tracking rounds left them, see trackingOf).
  */
-export async function observedDelays(db: Db, groupId: string, dates: readonly string[], endedSince: Date): Promise<TripDelay[]> {
-  await refreshDirty(db, { groupId, dates });
+export async function observedDelays(db: Db, groupId: string, dates: readonly string[], endedSince: Date, o: { recompute?: boolean } = {}): Promise<TripDelay[]> {
+  if (o.recompute !== false) await refreshDirty(db, { groupId, dates });
   const rows = await selectDelays(db, groupId, [...dates], endedSince);
   return rows.map((r) => ({ ...r, start_time: r.start_time === null ? null : formatGtfsTime(r.start_time) }));
 }

@@ -325,10 +325,15 @@ const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
  * Statuses apply the trip updates in force (a skipped stop is `skipped`, never `missed`).
  * `open`: only the recorded trips that may still be in progress at `now` (no trip_end report,
  * scheduled end less than TRIP_CLOSE_AFTER_SECONDS ago): the passenger feeds read those each refresh.
+ * `recompute` false: the trips marked dirty are read as the tracking rounds left them, not
+ * recomputed first (the feeds' worker thread, which reads what the service's rounds commit as
+ * another instance would: docs/feeds.md).
  */
-export async function trackingOf(db: Db, groupId: string, serviceDate: string, tripIds?: readonly string[], o: { now?: Date; open?: boolean } = {}): Promise<TripTracking[]> {
+export async function trackingOf(
+  db: Db, groupId: string, serviceDate: string, tripIds?: readonly string[], o: { now?: Date; open?: boolean; recompute?: boolean } = {},
+): Promise<TripTracking[]> {
   const now = o.now ?? new Date();
-  await refreshDirty(db, { groupId, dates: [serviceDate], ...(tripIds ? { tripIds } : {}) });
+  if (o.recompute !== false) await refreshDirty(db, { groupId, dates: [serviceDate], ...(tripIds ? { tripIds } : {}) });
   const summariesRead = selectSummaries(db, groupId, serviceDate, tripIds ? [...tripIds] : null, o.open === true, new Date(now.getTime() - TRIP_CLOSE_AFTER_SECONDS * 1000));
   // The stops of the trips named (or of every trip) are read beside their summaries; those of the
   // open trips once these are known, and only for the trips recomputed since the last such read
