@@ -260,6 +260,12 @@ async function tripsOf(
   }
   const stored = await memo.stopTimesOf(db, groupId, gtfsId, kept.map((k) => k.trip.trip_id));
   const dayStart = serviceDayStart(date, tz);
+  // When each vehicle was last observed, once per trip it runs (the next trips of its block share it).
+  const observedOn = new Map<string, Date | null>();
+  const lastObserved = (fromTripId: string) => {
+    if (!observedOn.has(fromTripId)) observedOn.set(fromTripId, observedAt(live.tracking.get(fromTripId), now));
+    return observedOn.get(fromTripId)!;
+  };
   const out: (Omit<FeedTrip, 'shape'> & { shape_id: string | null })[] = [];
   for (const { trip, mine, delay, prediction } of kept) {
     const wait = turn();
@@ -270,7 +276,7 @@ async function tripsOf(
     if (!overlay.cancelled && overlay.skipped.size === 0 && overlay.moved.size === 0 && overlay.added.length === 0 && !overlay.detour && !delay && !prediction) continue;
     const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
     const tracked = trip.frequency ? undefined : live.tracking.get(trip.trip_id);
-    const observed = prediction?.from_trip_id ? observedAt(live.tracking.get(prediction.from_trip_id), now) : delay ? new Date(Math.min(delay.at.getTime(), now.getTime())) : null;
+    const observed = prediction?.from_trip_id ? lastObserved(prediction.from_trip_id) : delay ? new Date(Math.min(delay.at.getTime(), now.getTime())) : null;
     const calls = callsOf(stops, overlay, delay, prediction ? { prediction, tracked } : null);
     out.push({
       key, service_date: date, trip, gtfs_id: gtfsId, stops, overlay, delay, prediction, observed_at: observed, calls,

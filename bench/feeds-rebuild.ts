@@ -1,0 +1,83 @@
+/**
+ * npx tsx bench/feeds-rebuild.ts --database URL [--group netbench] [--at ISO] [--runs 6] [--step 5]:
+ * what one rebuild of a group's feeds costs, alone on the machine, on a database that
+ * `npm run bench:network -- --keep` left (a city's network with its morning of reports). The
+ * rebuild the feeds' worker thread makes (src/domains/feeds/worker.ts): the snapshot read as the
+ * tracking rounds left it, then GTFS-Realtime trip-updates and vehicle-positions and the SIRI
+ * estimated timetable built from it, each output with what its previous build kept (the pieces
+ * reused), and finished as the cache serves it (gzip, fingerprint). --runs rebuilds, --step
+ * seconds apart on the service clock from --at (default: the latest position reported); the
+ * first is cold (nothing kept yet). Wall time and CPU of the process (zlib's threads included)
+ * per part, and the bytes.
+ *
+ * A rebuild of the same database at a later clock is not one under live reports: only the
+ * passing of time moves the trips (predictions held to the clock, trips leaving the horizon);
+ * live, a report moves its trip too (bench:network measures that, with everything else on the
+ * machine).
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
+import { finish, readSnapshot, type Built } from '../src/domains/feeds/cache.js';
+import { TripPieces } from '../src/domains/feeds/fragments.js';
+import { recipeOf, type OutputSpec } from '../src/domains/feeds/outputs.js';
+import { scheduleMemoOf } from '../src/domains/gtfs/schedule-memo.js';
+import { openPostgres } from '../src/platform/db/postgres.js';
+import { fmt } from './support.js';
+
+const { values: args } = parseArgs({
+  options: {
+    database: { type: 'string' },
+    group: { type: 'string', default: 'netbench' },
+    at: { type: 'string' },
+    runs: { type: 'string', default: '6' },
+    step: { type: 'string', default: '5' },
+  },
+});
+if (!args.database) throw new Error('--database URL: a database bench:network --keep left');
+const config = loadConfig({ DATABASE_URL: args.database });
+const db = await openPostgres({ connectionString: args.database, poolSize: 4 });
+const group = args.group!;
+const start = args.at
+  ? new Date(args.at)
+  : (await db.query<{ at: Date }>('SELECT max(position_at) AS at FROM device_latest WHERE group_id = $1', [group]))[0]?.at;
+if (!start) throw new Error(`no position reported in group ${group}: give --at`);
+
+const OUTPUTS: [string, OutputSpec][] = [
+  ['trip-updates', { kind: 'gtfs-rt', feed: 'trip-updates', format: 'protobuf' }],
+  ['vehicle-positions', { kind: 'gtfs-rt', feed: 'vehicle-positions', format: 'protobuf' }],
+  ['siri-et', { kind: 'siri-et' }],
+];
+const states = new Map<string, unknown>();
+const memo = scheduleMemoOf(db);
+
+/** Wall and CPU (ms) of `f`. */
+async function timed<T>(f: () => Promise<T>): Promise<{ value: T; wall: number; cpu: number }> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const value = await f();
+  const used = process.cpuUsage(cpu0);
+  return { value, wall: performance.now() - t0, cpu: (used.user + used.system) / 1000 };
+}
+
+console.log(`group ${group}, from ${start.toISOString()}, ${args.runs} rebuilds ${args.step} s apart (the first cold)`);
+for (let i = 0; i < Number(args.runs); i++) {
+  const now = new Date(start.getTime() + i * Number(args.step) * 1000);
+  const snap = await timed(() => readSnapshot(db, group, now, config, memo, { recompute: false }));
+  const parts = [`snapshot ${fmt(snap.wall)} / ${fmt(snap.cpu)} ms (${fmt(snap.value.trips.length)} trips, ${fmt(snap.value.vehicles.length)} vehicles)`];
+  let wall = snap.wall;
+  let cpu = snap.cpu;
+  for (const [name, spec] of OUTPUTS) {
+    const out = await timed(async () => {
+      const b: Built = await recipeOf(spec)(snap.value, states.get(name));
+      states.set(name, b.state);
+      return finish(b);
+    });
+    wall += out.wall;
+    cpu += out.cpu;
+    const kept = states.get(name);
+    const pieces = kept instanceof TripPieces ? `; trips' pieces ${fmt(kept.made)} made, ${fmt(kept.reused)} reused` : '';
+    parts.push(`${name} ${fmt(out.wall)} / ${fmt(out.cpu)} ms (${fmt(out.value.size / 1024)} KB, ${fmt((out.value.gzip?.length ?? 0) / 1024)} KB gzipped${pieces})`);
+  }
+  console.log(`rebuild ${i + 1}: ${fmt(wall)} ms of wall time / ${fmt(cpu)} ms of CPU; wall / CPU of each part: ${parts.join('; ')}`);
+}
+await db.close();
