@@ -14,7 +14,7 @@ import { outputName, recipeOf, stopMonitoringDocument, type OutputSpec } from '.
 /**
  * The tracking is read as the service's rounds left it: the worker does not recompute the trips
  * marked dirty (it would race the service's rounds for the same trips, on the same cores; a
- * city's worker spent 8 % of its time so). What the trips' feeds tell is then at most a round
+ * city's worker spent 8 % of its busy time so). What the trips' feeds tell is then at most a round
  * behind the reports (docs/feeds.md).
  */
 const AS_ROUNDS_LEFT = { recompute: false } as const;
