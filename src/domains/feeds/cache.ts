@@ -220,8 +220,7 @@ export class FeedCache implements Service {
     const asked = [...g.outputs].flatMap(([name, o]) => (o.spec ? [[name, o.spec] as [string, OutputSpec]] : []));
     const a = await thread.ask({ op: 'rebuild', groupId, now: now.getTime(), outputs: asked });
     const net = headOf(groupId, a.head);
-    const built = new Map<string, Output>();
-    for (const [name, f] of a.outputs ?? []) built.set(name, stamp(net, received(f), g.outputs.get(name)?.out));
+    const built = stampedAll(net, a.outputs, g);
     for (const [name, err] of a.failed ?? []) this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
     g.net = net;
     this.keep(g, built);
@@ -273,13 +272,11 @@ export class FeedCache implements Service {
   }
 
   private async positionsOf(groupId: string, g: GroupFeeds, now: Date, outputs: [string, OutputSpec][]): Promise<Map<string, Output>> {
-    const built = new Map<string, Output>();
     if (this.thread) {
       const a = await this.thread.ask({ op: 'positions', groupId, now: now.getTime(), outputs });
-      const net = headOf(groupId, a.head);
-      for (const [name, f] of a.outputs ?? []) built.set(name, stamp(net, received(f), g.outputs.get(name)?.out));
-      return built;
+      return stampedAll(headOf(groupId, a.head), a.outputs, g);
     }
+    const built = new Map<string, Output>();
     const net = await positionsNow(this.ctx.db, groupId, now, this.ctx.config.feeds.staleVehicleSeconds);
     for (const [name, spec] of outputs) built.set(name, await make(net, recipeOf(spec), g.outputs.get(name)?.out));
     return built;
@@ -361,6 +358,13 @@ const received = (f: Finished): Finished => ({ ...f, body: f.body && asBuffer(f.
 async function make(net: NetworkNow, recipe: Recipe, previous: Output | undefined): Promise<Output> {
   const b = await recipe(net, previous?.state);
   return { ...stamp(net, await finish(b), previous), state: b.state };
+}
+
+/** The outputs the worker thread built from the snapshot `net`, stamped against those the group keeps. */
+function stampedAll(net: NetworkHead, outputs: [string, Finished][] | undefined, g: GroupFeeds): Map<string, Output> {
+  const built = new Map<string, Output>();
+  for (const [name, f] of outputs ?? []) built.set(name, stamp(net, received(f), g.outputs.get(name)?.out));
+  return built;
 }
 
 /** An output of a snapshot: its ETag, and its Last-Modified (that of `previous` when the content is the same). */
