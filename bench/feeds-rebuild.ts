@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { finish, readSnapshot, type Built } from '../src/domains/feeds/cache.js';
 import { TripPieces } from '../src/domains/feeds/fragments.js';
+import type { NetworkNow } from '../src/domains/feeds/network.js';
 import { recipeOf, type OutputSpec } from '../src/domains/feeds/outputs.js';
 import { scheduleMemoOf } from '../src/domains/gtfs/schedule-memo.js';
 import { openPostgres } from '../src/platform/db/postgres.js';
@@ -60,10 +61,15 @@ async function timed<T>(f: () => Promise<T>): Promise<{ value: T; wall: number; 
 }
 
 console.log(`group ${group}, from ${start.toISOString()}, ${args.runs} rebuilds ${args.step} s apart (the first cold)`);
+/** The last snapshot, which the next is read with (as the feeds' worker does): what is told the same is taken from it. */
+let previous: NetworkNow | undefined;
 for (let i = 0; i < Number(args.runs); i++) {
   const now = new Date(start.getTime() + i * Number(args.step) * 1000);
-  const snap = await timed(() => readSnapshot(db, group, now, config, memo, { recompute: false }));
-  const parts = [`snapshot ${fmt(snap.wall)} / ${fmt(snap.cpu)} ms (${fmt(snap.value.trips.length)} trips, ${fmt(snap.value.vehicles.length)} vehicles)`];
+  const snap = await timed(() => readSnapshot(db, group, now, config, memo, { recompute: false, previous }));
+  const before = new Set(previous?.trips);
+  const same = snap.value.trips.filter((t) => before.has(t)).length;
+  previous = snap.value;
+  const parts = [`snapshot ${fmt(snap.wall)} / ${fmt(snap.cpu)} ms (${fmt(snap.value.trips.length)} trips, ${fmt(same)} of them kept from the previous snapshot; ${fmt(snap.value.vehicles.length)} vehicles)`];
   let wall = snap.wall;
   let cpu = snap.cpu;
   for (const [name, spec] of OUTPUTS) {

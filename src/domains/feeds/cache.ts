@@ -87,7 +87,9 @@ export interface SnapshotSettings {
  * A group's network for the feeds at `now` (networkNow with the configuration's settings).
  * `recompute` false (the feeds' worker thread): the tracking as the service's rounds left it.
  */
-export function readSnapshot(db: Db, groupId: string, now: Date, s: SnapshotSettings, memo: ScheduleMemo, o: { pause?: () => Promise<void>; recompute?: boolean } = {}): Promise<NetworkNow> {
+export function readSnapshot(
+  db: Db, groupId: string, now: Date, s: SnapshotSettings, memo: ScheduleMemo, o: { pause?: () => Promise<void>; recompute?: boolean; previous?: NetworkNow | undefined } = {},
+): Promise<NetworkNow> {
   return networkNow(db, groupId, now, {
     staleVehicleSeconds: s.feeds.staleVehicleSeconds,
     predictions: s.predictions,
@@ -95,6 +97,7 @@ export function readSnapshot(db: Db, groupId: string, now: Date, s: SnapshotSett
     memo,
     ...(o.pause ? { pause: o.pause } : {}),
     ...(o.recompute === false ? { recompute: false } : {}),
+    ...(o.previous ? { previous: o.previous } : {}),
   });
 }
 
@@ -197,7 +200,7 @@ export class FeedCache implements Service {
 
   private async rebuildHere(groupId: string, g: GroupFeeds, now: Date): Promise<NetworkHead> {
     const pause = this.pause;
-    const net = await readSnapshot(this.ctx.db, groupId, now, this.ctx.config, scheduleMemoOf(this.ctx.db), pause ? { pause: () => pause(groupId) } : {});
+    const net = await readSnapshot(this.ctx.db, groupId, now, this.ctx.config, scheduleMemoOf(this.ctx.db), { previous: g.full, ...(pause ? { pause: () => pause(groupId) } : {}) });
     const built = new Map<string, Output>();
     // A copy: requests move the names they ask for to the end of the map meanwhile, and
     // iterating the live map would visit them again, a rebuild that never ends under load.

@@ -141,6 +141,13 @@ export const placeId = (p: Place, updateId: string, n: number) => p.stop_id ?? `
  * days recorded. `pause` (a test seam) is awaited after the trips are read and before the
  * vehicles are. `recompute` false: the trips' tracking and delays are read as the tracking rounds
  * left them, the trips marked dirty not recomputed first (the feeds' worker thread: cache.ts).
+ *
+ * Incremental: given the group's `previous` snapshot, a trip told exactly as then is that
+ * snapshot's FeedTrip again, not one made anew. predictTrips gives back a prediction equal to the
+ * previous one as the same object; a trip no update applies to, with the same prediction (by
+ * identity), delay, time observed and stops passed as then, on the same GTFS version, keeps its
+ * calls and signature. Between two snapshots a few seconds apart most of a network's trips are so
+ * (a city's: 11,000 of 14,400 with no report in between), and the outputs reuse their pieces too.
  */
 export async function networkNow(
   db: Db,
@@ -151,10 +158,13 @@ export async function networkNow(
     /** SIRI ET's horizon (FEEDS_ET_HORIZON_MINUTES, in seconds): also the trips whose vehicle is not known scheduled within it. */
     scheduleHorizonSeconds?: number;
     recompute?: boolean;
+    /** The group's last snapshot: what is told the same is taken from it. */
+    previous?: NetworkNow;
   },
 ): Promise<NetworkNow> {
   const memo = o.memo ?? new ScheduleMemo();
   const tz = (await getGroup(db, groupId))!.timezone;
+  const previous = o.previous && o.previous.groupId === groupId && o.previous.timezone === tz ? o.previous : undefined;
   const today = localDate(now, tz);
   const dates = [addDays(today, -1), today];
   const net: NetworkNow = { groupId, timezone: tz, now, trips: [], updates: [], vehicles: [] };
@@ -167,8 +177,10 @@ export async function networkNow(
   for (const date of dates) {
     const updates = await updatesInForce(db, groupId, date);
     for (const u of updates) net.updates.push({ service_date: date, update: u });
-    const live = await liveOf(db, groupId, tz, date, now, o.predictions, memo, o.scheduleHorizonSeconds ?? 0, o.recompute !== false);
-    net.trips.push(...(await tripsOf(db, groupId, tz, date, updates, delays.get(date)!, live, now, memo)));
+    const before = previous?.trips.filter((t) => t.service_date === date);
+    const predicted = before && new Map(before.flatMap((t) => (t.prediction ? [[t.prediction.trip_id, t.prediction] as const] : [])));
+    const live = await liveOf(db, groupId, tz, date, now, o.predictions, memo, o.scheduleHorizonSeconds ?? 0, o.recompute !== false, predicted);
+    net.trips.push(...(await tripsOf(db, groupId, tz, date, updates, delays.get(date)!, live, now, memo, before && new Map(before.map((t) => [t.key, t])))));
   }
   await o.pause?.();
   net.vehicles = await vehiclesNow(db, groupId, now, o.staleVehicleSeconds);
@@ -201,10 +213,12 @@ interface LiveDate {
  */
 async function liveOf(
   db: Db, groupId: string, tz: string, date: string, now: Date, cfg: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>, memo: ScheduleMemo, horizonSeconds: number, recompute: boolean,
+  previous: ReadonlyMap<string, TripPrediction> | undefined,
 ): Promise<LiveDate> {
   const ctx = { db, clock: { now: () => now }, config: { predictions: cfg } };
   const read = await predictOpenTrips(ctx, groupId, date, {
     now, schedule: () => memo.dayOf(db, groupId, tz, date), stopTimes: (gtfsId, ids) => memo.stopTimesOf(db, groupId, gtfsId, ids), scheduleHorizonSeconds: horizonSeconds, recompute,
+    ...(previous ? { previous } : {}),
   });
   return {
     schedule: read.schedule,
@@ -220,8 +234,40 @@ function observedAt(t: TripTracking | undefined, now: Date): Date | null {
   return latest > 0 ? new Date(Math.min(latest, now.getTime())) : null;
 }
 
+/** The trip's own tracking each FeedTrip was told from (its stops passed), to tell at the next snapshot whether they changed. */
+const trackedFrom = new WeakMap<FeedTrip, TripTracking | undefined>();
+
+/**
+ * Whether the trip `before` (of the previous snapshot, keyed the same) is told exactly as it
+ * would be made now: no update applies to it then or now, on the same GTFS version, with the same
+ * prediction (the object predictTrips gave back), delay, time observed, and stops passed.
+ */
+function toldAsBefore(
+  before: FeedTrip, gtfsId: string, updates: readonly TripUpdateRecord[], delay: ObservedDelay | null, prediction: TripPrediction | null, tracked: TripTracking | undefined, observed: Date | null,
+): boolean {
+  if (before.signature === null || updates.length > 0 || before.gtfs_id !== gtfsId || before.prediction !== prediction) return false;
+  if ((before.observed_at?.getTime() ?? null) !== (observed?.getTime() ?? null)) return false;
+  const d = before.delay;
+  if (d === null || delay === null ? d !== delay : d.stop_sequence !== delay.stop_sequence || d.delay !== delay.delay || d.at.getTime() !== delay.at.getTime()) return false;
+  // The stops passed make the calls of a predicted trip only.
+  return prediction === null || samePassed(trackedFrom.get(before), tracked);
+}
+
+/** Whether two trackings of a trip passed the same stops at the same times. */
+function samePassed(a: TripTracking | undefined, b: TripTracking | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.stops.length !== b.stops.length) return false;
+  for (let i = 0; i < a.stops.length; i++) {
+    const x = a.stops[i]!;
+    const y = b.stops[i]!;
+    if (x.stop_sequence !== y.stop_sequence || x.actual_at !== y.actual_at || x.actual_arrival_at !== y.actual_arrival_at || x.actual_departure_at !== y.actual_departure_at) return false;
+  }
+  return true;
+}
+
 async function tripsOf(
   db: Db, groupId: string, tz: string, date: string, updates: TripUpdateRecord[], delays: Map<string, ObservedDelay>, live: LiveDate, now: Date, memo: ScheduleMemo,
+  previous: ReadonlyMap<string, FeedTrip> | undefined,
 ): Promise<FeedTrip[]> {
   const tripIds = new Set([...updates.flatMap((u) => (u.trip_id ? [u.trip_id] : [])), ...[...delays.keys()].map((k) => k.slice(0, k.lastIndexOf('@'))), ...live.predictions.keys()]);
   const routeIds = [...new Set(updates.flatMap((u) => (u.route_id ? [u.route_id] : [])))];
@@ -266,28 +312,37 @@ async function tripsOf(
     if (!observedOn.has(fromTripId)) observedOn.set(fromTripId, observedAt(live.tracking.get(fromTripId), now));
     return observedOn.get(fromTripId)!;
   };
-  const out: (Omit<FeedTrip, 'shape'> & { shape_id: string | null })[] = [];
+  const out: FeedTrip[] = [];
+  const detours: { ft: FeedTrip; shape_id: string }[] = [];
   for (const { trip, mine, delay, prediction } of kept) {
     const wait = turn();
     if (wait) await wait;
+    const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
+    const tracked = trip.frequency ? undefined : live.tracking.get(trip.trip_id);
+    const observed = prediction?.from_trip_id ? lastObserved(prediction.from_trip_id) : delay ? new Date(Math.min(delay.at.getTime(), now.getTime())) : null;
+    const before = previous?.get(key);
+    if (before && toldAsBefore(before, gtfsId, mine, delay, prediction, tracked, observed)) {
+      trackedFrom.set(before, tracked);
+      out.push(before);
+      continue;
+    }
     const st = stored.get(trip.trip_id);
     const stops = st ? memo.stopsOnDay(groupId, gtfsId, trip.trip_id, st, dayStart, trip.frequency ? trip.start_time : undefined) : [];
     const overlay = overlayTrip(mine, stops);
     if (!overlay.cancelled && overlay.skipped.size === 0 && overlay.moved.size === 0 && overlay.added.length === 0 && !overlay.detour && !delay && !prediction) continue;
-    const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
-    const tracked = trip.frequency ? undefined : live.tracking.get(trip.trip_id);
-    const observed = prediction?.from_trip_id ? lastObserved(prediction.from_trip_id) : delay ? new Date(Math.min(delay.at.getTime(), now.getTime())) : null;
     const calls = callsOf(stops, overlay, delay, prediction ? { prediction, tracked } : null);
-    out.push({
+    const ft: FeedTrip = {
       key, service_date: date, trip, gtfs_id: gtfsId, stops, overlay, delay, prediction, observed_at: observed, calls,
-      shape_id: overlay.detour ? trip.shape_id : null, signature: overlay.applied.length > 0 ? null : signatureOf(gtfsId, tz, delay, prediction, observed, calls),
-    });
+      shape: null, signature: overlay.applied.length > 0 ? null : signatureOf(gtfsId, tz, delay, prediction, observed, calls),
+    };
+    trackedFrom.set(ft, tracked);
+    if (overlay.detour && trip.shape_id) detours.push({ ft, shape_id: trip.shape_id });
+    out.push(ft);
   }
   // The GTFS shape of each trip on a detour (its full path is built from it).
-  const shapes = await memo.shapesOf(db, groupId, gtfsId, out.flatMap((t) => (t.shape_id ? [t.shape_id] : [])));
-  return out
-    .map(({ shape_id, ...t }): FeedTrip => ({ ...t, shape: shape_id ? shapes.get(shape_id)! : null }))
-    .sort((a, b) => a.trip.first_departure_at.getTime() - b.trip.first_departure_at.getTime() || (a.key < b.key ? -1 : 1));
+  const shapes = await memo.shapesOf(db, groupId, gtfsId, detours.map((d) => d.shape_id));
+  for (const { ft, shape_id } of detours) ft.shape = shapes.get(shape_id)!;
+  return out.sort((a, b) => a.trip.first_departure_at.getTime() - b.trip.first_departure_at.getTime() || (a.key < b.key ? -1 : 1));
 }
 
 /**

@@ -61,7 +61,7 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
     const g = groupOf(ask.groupId);
     switch (ask.op) {
       case 'rebuild': {
-        const net = await readSnapshot(db, ask.groupId, new Date(ask.now), settings, scheduleMemoOf(db), AS_ROUNDS_LEFT);
+        const net = await readSnapshot(db, ask.groupId, new Date(ask.now), settings, scheduleMemoOf(db), { ...AS_ROUNDS_LEFT, previous: g.net });
         const outputs: [string, Finished][] = [];
         const failed: [string, string][] = [];
         for (const [name, spec] of ask.outputs) {

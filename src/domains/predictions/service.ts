@@ -14,7 +14,7 @@ import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { storedTripIds, trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel, segmentKey } from './model.js';
-import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
+import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictedStop, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
 
 export interface PredictedStopTime {
   stop_id: string;
@@ -67,6 +67,8 @@ export async function predictOpenTrips(
     stopTimes?: (gtfsId: string, tripIds: readonly string[]) => Promise<Map<string, StoredStopTimes>>;
     scheduleHorizonSeconds?: number;
     recompute?: boolean;
+    /** The date's predictions of the caller's previous read, by trip: one predicted the same again is given back as that object (predictTrips). */
+    previous?: ReadonlyMap<string, TripPrediction>;
   },
 ): Promise<{ tracking: TripTracking[]; schedule: ServiceDay | null; predictions: TripPrediction[] }> {
   const tracking = await trackingOf(ctx.db, groupId, serviceDate, undefined, { now: o.now, open: true, ...(o.recompute === false ? { recompute: false } : {}) });
@@ -74,7 +76,7 @@ export async function predictOpenTrips(
   if (horizonS <= 0 && !tracking.some((t) => t.status === 'in_progress')) return { tracking, schedule: null, predictions: [] };
   const schedule = await o.schedule();
   const predictions = await predictTrips(ctx, groupId, serviceDate, {
-    tracking, schedule, now: o.now, scheduleHorizonSeconds: horizonS, ...(o.stopTimes ? { stopTimes: o.stopTimes } : {}),
+    tracking, schedule, now: o.now, scheduleHorizonSeconds: horizonS, ...(o.stopTimes ? { stopTimes: o.stopTimes } : {}), ...(o.previous ? { previous: o.previous } : {}),
   });
   return { tracking, schedule, predictions };
 }
@@ -90,6 +92,12 @@ export async function predictOpenTrips(
  * progress) and whose scheduled run overlaps [now, now + horizon]: predicted from its scheduled
  * departure (the learned running times, else the schedule's), not held to now, as nothing says
  * where its vehicle is (`from_trip_id` null, no vehicle).
+ *
+ * `previous`: the caller's predictions of the same date from an earlier call (the feeds' last
+ * snapshot), by trip. A trip predicted exactly as then (the same stops, times, uncertainties and
+ * bases, from the same trip and vehicles) is given back as that object, not a new one: most of a
+ * network's trips between two snapshots a few seconds apart, which the caller can then tell
+ * unchanged by identity (feeds/network.ts keeps what it built from them).
  */
 export async function predictTrips(
   ctx: PredictionContext,
@@ -100,6 +108,7 @@ export async function predictTrips(
     /** The caller's reader of stored stop times, else the schedule memo's (read once per version and trip). */
     stopTimes?: (gtfsId: string, tripIds: readonly string[]) => Promise<Map<string, StoredStopTimes>>;
     scheduleHorizonSeconds?: number;
+    previous?: ReadonlyMap<string, TripPrediction>;
   } = {},
 ): Promise<TripPrediction[]> {
   const { db } = ctx;
@@ -164,6 +173,12 @@ export async function predictTrips(
     stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival_at: new Date(dayStart + s.arrival * 1000), departure_at: new Date(dayStart + s.departure * 1000),
     uncertainty_seconds: s.uncertainty, basis: s.basis,
   }));
+  /** The trip's prediction: the previous call's object when it is the same. */
+  const predictionOf = (p: PredictedTrip, blockId: string | null, fromTripId: string | null, vehicleIds: string[]): TripPrediction => {
+    const before = o.previous?.get(p.trip_id);
+    if (before && before.service_date === serviceDate && before.block_id === blockId && before.from_trip_id === fromTripId && sameItems(before.vehicle_ids, vehicleIds) && samePrediction(before.stops, p.stops, dayStart)) return before;
+    return { trip_id: p.trip_id, service_date: serviceDate, block_id: blockId, from_trip_id: fromTripId, vehicle_ids: vehicleIds, stops: stopsOf(p) };
+  };
 
   const out = new Map<string, TripPrediction>();
   // A network's hundreds of blocks in slices: the requests waiting are answered between two.
@@ -179,7 +194,7 @@ export async function predictTrips(
     predicted.forEach((p, i) => {
       // A trip's own live state beats a prediction through its block.
       if (i > 0 && out.has(p.trip_id)) return;
-      out.set(p.trip_id, { trip_id: p.trip_id, service_date: serviceDate, block_id: trips[i]!.block_id, from_trip_id: live.trip_id, vehicle_ids: live.vehicle_ids, stops: stopsOf(p) });
+      out.set(p.trip_id, predictionOf(p, trips[i]!.block_id, live.trip_id, live.vehicle_ids));
     });
   }
   for (const t of unknown) {
@@ -187,9 +202,23 @@ export async function predictTrips(
     if (wait) await wait;
     // From the scheduled departure: "now" is the trip's start, so nothing is held to the clock.
     const [p] = predictBlock([plannedOf(t)], { kind: 'at_terminal' }, { now: t.first_departure, ...opts });
-    if (p && p.stops.length > 0 && !out.has(t.trip_id)) out.set(t.trip_id, { trip_id: t.trip_id, service_date: serviceDate, block_id: t.block_id, from_trip_id: null, vehicle_ids: [], stops: stopsOf(p) });
+    if (p && p.stops.length > 0 && !out.has(t.trip_id)) out.set(t.trip_id, predictionOf(p, t.block_id, null, []));
   }
   return [...out.values()];
+}
+
+const sameItems = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** Whether the stops a prediction published (`before`) are those just predicted, `dayStart` the service day's start (ms). */
+function samePrediction(before: readonly PredictedStopTime[], now: readonly PredictedStop[], dayStart: number): boolean {
+  if (before.length !== now.length) return false;
+  for (let i = 0; i < now.length; i++) {
+    const b = before[i]!;
+    const n = now[i]!;
+    if (b.stop_sequence !== n.stop_sequence || b.stop_id !== n.stop_id || b.uncertainty_seconds !== n.uncertainty || b.basis !== n.basis) return false;
+    if (b.arrival_at.getTime() !== dayStart + n.arrival * 1000 || b.departure_at.getTime() !== dayStart + n.departure * 1000) return false;
+  }
+  return true;
 }
 
 /**
