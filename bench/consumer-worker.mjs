@@ -8,7 +8,7 @@
  *
  * Asked { id, url, headers, digest }, answers { id, status, ms, endedAt, wireBytes, bodyBytes }
  * and, by `digest`: 'vehicle-positions' { header, vehicles: [vehicle id, position time ms][] },
- * 'trip-updates' { header, trips: trip ids }; an answer other than 200 or 204 brings the start of
+ * 'trip-updates' { header, trips: trip ids }, 'siri-et' { header: its ResponseTimestamp }; an answer other than 200 or 204 brings the start of
  * its body (`text`). `ms` is the time from the request to the last byte (the bytes as they came:
  * inflating is the consumer's own work, done after); `endedAt` when that byte came (epoch ms).
  * Plain JavaScript: a worker thread does not get the TypeScript loader of the bench's thread.
@@ -22,6 +22,11 @@ const { FeedMessage } = GtfsRealtimeBindings.transit_realtime;
 const agent = new Agent({ keepAlive: true });
 
 function digestOf(kind, body) {
+  if (kind === 'siri-et') {
+    // Its ResponseTimestamp, near the document's start (the journeys are not read).
+    const at = /<ResponseTimestamp>([^<]+)<\/ResponseTimestamp>/.exec(body.subarray(0, 4096).toString('utf8'));
+    return at ? { header: Date.parse(at[1]) } : {};
+  }
   if (kind !== 'vehicle-positions' && kind !== 'trip-updates') return {};
   const msg = FeedMessage.decode(body);
   const header = Number(msg.header.timestamp) * 1000;

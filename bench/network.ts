@@ -16,7 +16,7 @@
  *    visible in the trip object, and in vehicle-positions); the trip object of a trip in progress
  *    read once a second; the four passenger feeds (GTFS-RT vehicle-positions and trip-updates, SIRI vehicle-monitoring and estimated-timetable) fetched
  *    by a consumer polling each every 5 s (Accept-Encoding: gzip; latency: request to last byte,
- *    inflating apart, timed on a worker thread of its own: consumer-worker.mjs): latency p50/p99, size inflated and on the wire, freshness (header age of vehicle-positions and of trip-updates, position
+ *    inflating apart, timed on a worker thread of its own: consumer-worker.mjs): latency p50/p99, size inflated and on the wire, freshness (header age of vehicle-positions, of trip-updates and of the SIRI timetable, position
  *    age) and coverage (vehicles in the feed / vehicles that reported within the stale window
  *    before the snapshot; trips in TripUpdates / trips in progress at the snapshot); trip object
  *    p99; live stream lag; the server's event loop holds (and the bench's own) and garbage collector pauses; CPU of the
@@ -138,6 +138,8 @@ const F = {
   headerAge: new Series(),
   /** trip-updates' header age: the trips' snapshot, which a late rebuild holds back while the positions are refreshed on their own. */
   tripsHeaderAge: new Series(),
+  /** The SIRI EstimatedTimetable's (its ResponseTimestamp): built after the others of a rebuild. */
+  timetableHeaderAge: new Series(),
   positionAge: new Series(),
   coverageVehicles: new Series(),
   coverageTrips: new Series(),
@@ -411,7 +413,7 @@ interface Consumed {
   /** Bytes on the wire (gzipped when the service gives it so) and inflated. */
   wireBytes: number;
   bodyBytes: number;
-  /** A GTFS-Realtime feed's header timestamp (ms), its vehicles ([id, position time ms]) or its trips. */
+  /** A GTFS-Realtime feed's header timestamp (ms), its vehicles ([id, position time ms]) or its trips; a SIRI EstimatedTimetable's ResponseTimestamp. */
   header?: number;
   vehicles?: [string, number][];
   trips?: string[];
@@ -430,7 +432,7 @@ let lastAsk = 0;
  * (`digest`: a GTFS-Realtime feed's vehicles or trips) are the consumer's own work, done after,
  * on that thread too.
  */
-function getAsConsumer(path: string, headers: Record<string, string> = {}, digest?: 'vehicle-positions' | 'trip-updates'): Promise<Consumed> {
+function getAsConsumer(path: string, headers: Record<string, string> = {}, digest?: 'vehicle-positions' | 'trip-updates' | 'siri-et'): Promise<Consumed> {
   if (!consumer) {
     consumer = new Worker(new URL('./consumer-worker.mjs', import.meta.url));
     consumer.unref();
@@ -454,7 +456,7 @@ function getAsConsumer(path: string, headers: Record<string, string> = {}, diges
 }
 
 async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<void> {
-  const res = await getAsConsumer(`/groups/${GROUP}${FEEDS[name]}`, {}, name === 'vehicle-positions' || name === 'trip-updates' ? name : undefined);
+  const res = await getAsConsumer(`/groups/${GROUP}${FEEDS[name]}`, {}, name === 'vehicle-positions' || name === 'trip-updates' || name === 'siri-et' ? name : undefined);
   if (res.status !== 200 && res.status !== 204) throw new Error(`${name}: ${res.status} ${res.text ?? ''}`);
   (F.feedMs.get(name) ?? F.feedMs.set(name, new Series()).get(name)!).add(Math.round(res.ms));
   (F.feedBytes.get(name) ?? F.feedBytes.set(name, new Series()).get(name)!).add(res.bodyBytes);
@@ -462,7 +464,8 @@ async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<v
   if (res.header === undefined) return;
   const header = res.header;
   const fetchedAt = now();
-  if (res.vehicles) {
+  if (name === 'siri-et') F.timetableHeaderAge.add((fetchedAt - header) / 1000);
+  else if (res.vehicles) {
     F.headerAge.add((fetchedAt - header) / 1000);
     const present = new Set<string>();
     for (const [id, at] of res.vehicles) {
@@ -713,7 +716,7 @@ async function main() {
         `  trip object of a trip in progress, read once a second ${F.tripReadMs.describe(since)}`,
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
         ...Object.keys(FEEDS).map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB (${fmt((F.feedWireBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB on the wire)`),
-        `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
+        `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}, siri-et ${F.timetableHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}; the bench's own (load generator and consumers: its holds delay what it measures) ${F.benchLoopMs.describe(since)}`,
         ...(F.analyzeMs.count() > 0 ? [`  the bench's ANALYZE of the written tables (autovacuum off) ${F.analyzeMs.describe()}`] : []),

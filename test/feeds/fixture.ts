@@ -61,11 +61,15 @@ export async function eventually(ok: () => Promise<boolean>, what = 'the conditi
 }
 
 /**
- * Waits until the feeds answer from a snapshot built at the clock's time. Stale-while-revalidate:
- * the request that finds the snapshot stale is answered from it and starts the rebuild; this
- * waits for that rebuild.
+ * Waits until the feeds answer from a snapshot built at the clock's time, every output of it
+ * built. Stale-while-revalidate: the request that finds the snapshot stale is answered from it
+ * and starts the rebuild; this waits for that rebuild, to its end (the SIRI EstimatedTimetable is
+ * built after the snapshot is served with the others: cache.ts).
  */
 export async function settled(f: FeedFixture): Promise<void> {
   const at = Math.floor(f.clock.now().getTime() / 1000);
-  await eventually(async () => (await readFeed(f, 'alerts')).message!.header.timestamp === at, `a snapshot built at ${f.clock.now().toISOString()}`);
+  await eventually(
+    async () => (await readFeed(f, 'alerts')).message!.header.timestamp === at && !f.t.ctx.services.feeds.rebuilding(f.g),
+    `a snapshot built at ${f.clock.now().toISOString()}, every output of it`,
+  );
 }

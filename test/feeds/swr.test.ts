@@ -249,6 +249,46 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     expect(builds.get(after)).toBe(1);
   });
 
+  it('the timetable is built after the snapshot is served: meanwhile the positions and trip-updates are the new snapshot\'s, the timetable request is answered at once with the one before, built once', async () => {
+    const cache = f.t.ctx.services.feeds;
+    const et = () => f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/estimated-timetable` });
+    const bus = await newBus();
+    await settled(f);
+    const before = f.clock.now();
+    expect((await et()).statusCode).toBe(200);
+    await readFeed(f, 'trip-updates');
+    let entered!: () => void;
+    const reached = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held: string[] = [];
+    cache.pauseLast = async (_g, name) => {
+      held.push(name);
+      entered();
+      await released;
+    };
+    releaseHeld = () => {
+      cache.pauseLast = undefined;
+      release();
+      releaseHeld = undefined;
+    };
+    f.clock.advance(5_000);
+    const now = f.clock.now();
+    await bus.report(now.toISOString());
+    await readFeed(f, 'alerts');
+    await answered(reached, 'the rebuild reaching the timetable');
+    expect(held).toEqual(['siri/et?']);
+    const [positions, trips, timetable] = await answered(Promise.all([readFeed(f, 'vehicle-positions'), readFeed(f, 'trip-updates'), et()]), 'a feed request');
+    expect([positions.message!.header.timestamp, trips.message!.header.timestamp]).toEqual([secs(now.toISOString()), secs(now.toISOString())]);
+    expect(vehicleAt(positions.message, bus.vehicle)).toBe(secs(now.toISOString()));
+    expect([timetable.statusCode, vmTimestamp(timetable.body), timetable.headers.age]).toEqual([200, siriTime(before, 'Europe/Paris'), '5']);
+    expect(cache.rebuilding(f.g)).toBe(true);
+    releaseHeld();
+    await settled(f);
+    expect(vmTimestamp((await et()).body)).toBe(siriTime(now, 'Europe/Paris'));
+    expect(held).toEqual(['siri/et?']);
+  });
+
   it.runIf(engine === 'postgres')('a feed request is answered while the rebuild waits for a lock another connection holds on a table it reads', async () => {
     await settled(f);
     const built = f.clock.now();

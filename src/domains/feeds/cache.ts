@@ -42,7 +42,7 @@ import { nextTurn } from '../../platform/slices.js';
 import { scheduleMemoOf, type ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { FeedThread, feedsOffThread, headOf, type Finished } from './feed-thread.js';
 import { networkNow, positionsNow, type NetworkHead, type NetworkNow } from './network.js';
-import { outputName, positionsOnly, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
+import { builtLast, outputName, positionsOnly, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
 
 export interface Output extends Finished {
   /** Weak ETag of the content (timestamps of production excluded). */
@@ -122,12 +122,20 @@ interface GroupFeeds {
   /** The rebuild under way, if any (at most one per group), and when it started (ms, service clock). */
   building: Promise<NetworkHead> | undefined;
   buildingSince: number;
+  /** The outputs the rebuild under way builds after serving its snapshot (outputs.ts builtLast), not built yet: asked for, the one before is served. */
+  later: Set<string>;
   /** The refresh of the positions-only outputs under way, while a rebuild is late. */
   positions: Promise<void> | undefined;
   /** No background rebuild before this time (ms, service clock): set after a failed one. */
   retryAt: number;
   /** The outputs asked for, most recent last, with the last one built (`spec`: one the worker thread can build). */
-  outputs: Map<string, { spec: OutputSpec | undefined; recipe: Recipe; out: Output | undefined }>;
+  outputs: Map<string, AskedOutput>;
+}
+
+interface AskedOutput {
+  spec: OutputSpec | undefined;
+  recipe: Recipe;
+  out: Output | undefined;
 }
 
 /** The feed snapshots of an app (a service of buildApp; tests reach its `pause` seam as ctx.services.feeds). */
@@ -142,6 +150,8 @@ export class FeedCache implements Service {
    * Built on this thread only.
    */
   pause: ((groupId: string) => Promise<void>) | undefined;
+  /** Test seam: awaited before each output a rebuild builds last (builtLast), once its snapshot is served with the others; on either thread. */
+  pauseLast: ((groupId: string, name: string) => Promise<void>) | undefined;
 
   constructor(private readonly ctx: AppContext) {
     this.thread = feedsOffThread(ctx.config, ctx.db) ? FeedThread.of(ctx.config, ctx.db, (err) => ctx.log.error({ err }, "the feeds' worker thread failed; it is started again at the next rebuild")) : undefined;
@@ -158,7 +168,7 @@ export class FeedCache implements Service {
 
   private group(groupId: string): GroupFeeds {
     let g = this.groups.get(groupId);
-    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, positions: undefined, retryAt: 0, outputs: new Map() }));
+    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, later: new Set(), positions: undefined, retryAt: 0, outputs: new Map() }));
     return g;
   }
 
@@ -198,13 +208,23 @@ export class FeedCache implements Service {
     return building;
   }
 
+  /**
+   * The outputs asked for lately, in the order a rebuild builds them: those built last
+   * (outputs.ts builtLast) apart, after the snapshot is served with the others.
+   */
+  private static turns(g: GroupFeeds): { first: [string, AskedOutput][]; last: string[] } {
+    // A copy: requests move the names they ask for to the end of the map meanwhile, and
+    // iterating the live map would visit them again, a rebuild that never ends under load.
+    const all = [...g.outputs];
+    return { first: all.filter(([, o]) => !o.spec || !builtLast(o.spec)), last: all.flatMap(([name, o]) => (o.spec && builtLast(o.spec) ? [name] : [])) };
+  }
+
   private async rebuildHere(groupId: string, g: GroupFeeds, now: Date): Promise<NetworkHead> {
     const pause = this.pause;
     const net = await readSnapshot(this.ctx.db, groupId, now, this.ctx.config, scheduleMemoOf(this.ctx.db), { previous: g.full, ...(pause ? { pause: () => pause(groupId) } : {}) });
+    const { first, last } = FeedCache.turns(g);
     const built = new Map<string, Output>();
-    // A copy: requests move the names they ask for to the end of the map meanwhile, and
-    // iterating the live map would visit them again, a rebuild that never ends under load.
-    for (const [name, o] of [...g.outputs]) {
+    for (const [name, o] of first) {
       // Requests served from the last snapshot go first between two builds (they are CPU work).
       await nextTurn();
       try {
@@ -216,18 +236,55 @@ export class FeedCache implements Service {
     }
     g.net = g.full = net;
     this.keep(g, built);
+    await this.buildLast(groupId, g, last, async (name) => {
+      const o = g.outputs.get(name);
+      return o && make(net, o.recipe, o.out);
+    });
     return net;
   }
 
   private async rebuildOffThread(thread: FeedThread, groupId: string, g: GroupFeeds, now: Date): Promise<NetworkHead> {
-    const asked = [...g.outputs].flatMap(([name, o]) => (o.spec ? [[name, o.spec] as [string, OutputSpec]] : []));
-    const a = await thread.ask({ op: 'rebuild', groupId, now: now.getTime(), outputs: asked });
+    const { first, last } = FeedCache.turns(g);
+    const asked = first.flatMap(([name, o]) => (o.spec ? [[name, o.spec] as [string, OutputSpec]] : []));
+    const a = await thread.ask({ op: 'rebuild', groupId, now: now.getTime(), outputs: asked, later: last });
     const net = headOf(groupId, a.head);
     const built = stampedAll(net, a.outputs, g);
     for (const [name, err] of a.failed ?? []) this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
     g.net = net;
     this.keep(g, built);
+    await this.buildLast(groupId, g, last, async (name) => {
+      const spec = g.outputs.get(name)?.spec;
+      if (!spec) return undefined;
+      // From the snapshot the worker holds: this one (no other rebuild of the group meanwhile), or one it read again (it was started again).
+      const b = await thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec });
+      return stamp(b.head.now === net.now.getTime() ? net : headOf(groupId, b.head), received(b.outputs![0]![1]), g.outputs.get(name)?.out);
+    });
     return net;
+  }
+
+  /**
+   * The outputs a rebuild builds last, one by one once its snapshot is served with the others:
+   * each is served as soon as it is built; until then, a request for it is answered with the one
+   * before (outputOf), never made to wait nor building it twice.
+   */
+  private async buildLast(groupId: string, g: GroupFeeds, names: string[], build: (name: string) => Promise<Output | undefined>) {
+    for (const name of names) g.later.add(name);
+    try {
+      for (const name of names) {
+        await nextTurn();
+        try {
+          await this.pauseLast?.(groupId, name);
+          const out = await build(name);
+          if (out) this.keep(g, new Map([[name, out]]));
+        } catch (err) {
+          this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
+        } finally {
+          g.later.delete(name);
+        }
+      }
+    } finally {
+      g.later.clear();
+    }
   }
 
   /**
@@ -305,8 +362,9 @@ export class FeedCache implements Service {
     const net = await this.snapshot(groupId);
     if (spec && positionsOnly(spec)) this.refreshPositions(groupId, g);
     const entry = g.outputs.get(name);
-    // Of this snapshot, or built from the positions since (a rebuild late).
-    if (entry?.out && (entry.out.net === net || entry.out.over === net)) return entry.out;
+    // Of this snapshot, or built from the positions since (a rebuild late), or the one before
+    // while the rebuild under way builds this output last.
+    if (entry?.out && (entry.out.net === net || entry.out.over === net || g.later.has(name))) return entry.out;
     let out: Output;
     if (this.thread) {
       const a = await this.thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec: spec! });

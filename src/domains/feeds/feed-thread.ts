@@ -52,7 +52,8 @@ export interface WorkerSetup {
 }
 
 export type Ask =
-  | { op: 'rebuild'; groupId: string; now: number; outputs: [string, OutputSpec][] }
+  /** `later`: the outputs asked for next, one by one (op output), from this snapshot: what their builds kept stays. */
+  | { op: 'rebuild'; groupId: string; now: number; outputs: [string, OutputSpec][]; later: string[] }
   | { op: 'output'; groupId: string; now: number; name: string; spec: OutputSpec }
   | { op: 'positions'; groupId: string; now: number; outputs: [string, OutputSpec][] }
   | { op: 'stop-monitoring'; groupId: string; now: number; ask: StopMonitoringAsk }
