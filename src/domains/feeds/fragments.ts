@@ -45,6 +45,15 @@ const WINDOW = 32 * 1024;
  */
 const PIECE_LEVEL = 3;
 
+/**
+ * The output buffer zlib fills per call: 2 KiB, under Buffer's pool threshold (4 KiB), so a
+ * piece's deflate (a kilobyte or two out) takes a slice of the shared pool, not an ArrayBuffer of
+ * its own: zlib's default 16 KiB chunk made each of a city rebuild's 6,000 deflates allocate one,
+ * and the timetable took 4.3–4.9 s of CPU against 2.8–3.2 s with this (bench/feeds-rebuild.ts,
+ * 2026-11-29; the same bytes out).
+ */
+const PIECE_CHUNK = 2048;
+
 /** A piece's deflated form, made with the piece before it (`after`) as its dictionary. */
 const deflatedForms = new WeakMap<Piece, { after: Piece | undefined; deflated: Buffer }>();
 
@@ -52,7 +61,7 @@ function deflatedAfter(p: Piece, after: Piece | undefined): Buffer {
   const known = deflatedForms.get(p);
   if (known && known.after === after) return known.deflated;
   const dictionary = after && after.bytes.length > 0 ? after.bytes.subarray(Math.max(0, after.bytes.length - WINDOW)) : undefined;
-  const deflated = deflateRawSync(p.bytes, { level: PIECE_LEVEL, finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary ? { dictionary } : {}) });
+  const deflated = deflateRawSync(p.bytes, { level: PIECE_LEVEL, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: PIECE_CHUNK, ...(dictionary ? { dictionary } : {}) });
   deflatedForms.set(p, { after, deflated });
   return deflated;
 }
