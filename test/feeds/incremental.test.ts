@@ -9,8 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { networkNow, type NetworkNow } from '../../src/domains/feeds/network.js';
+import { trackingOf } from '../../src/domains/trips/tracking.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
-import { feedFixture, type FeedFixture } from './fixture.js';
+import { feedFixture, putUpdate, type FeedFixture } from './fixture.js';
 
 describe('a snapshot read with the previous one', () => {
   let f: FeedFixture;
@@ -66,5 +67,21 @@ describe('a snapshot read with the previous one', () => {
     // A snapshot of another GTFS version: what it told is not taken.
     const other = { ...first, trips: first.trips.map((t) => ({ ...t, gtfs_id: `${t.gtfs_id}-other` })) };
     expect(kept(await read(other), other)).toEqual([]);
+  });
+
+  it('the open trips\' tracking read again (its stops kept per row between reads) is the tracking read from nothing: after an update skips a stop of T3, and after a report on it', async () => {
+    const date = '2026-03-10';
+    const open = async () => (await trackingOf(f.t.ctx.db, f.g, date, undefined, { now: f.clock.now(), open: true })).find((t) => t.trip_id === 'T3')!;
+    const fromNothing = async () => (await trackingOf(f.t.ctx.db, f.g, date, ['T3'], { now: f.clock.now() }))[0]!;
+    await open();
+    expect((await putUpdate(f, { update_id: 'skip-T3-S3', kind: 'skip_stop', trip_id: 'T3', stop: { stop_sequence: 3 }, start_date: date, end_date: date })).status).toBe(200);
+    const skipped = await open();
+    expect(skipped.stops).toEqual((await fromNothing()).stops);
+    expect(skipped.stops.map((s) => s.status)).toEqual(['passed', 'passed', 'skipped']);
+    const r = await send(f.t, f.g, device.auth, [item('trip_event', '2026-03-10T07:44:00Z', { trip_id: 'T3', service_date: date, event: 'stop_passed', stop_id: 'S3', stop_sequence: 3, gps_valid: true })]);
+    expect(r.json.rejected).toEqual([]);
+    const passed = await open();
+    expect(passed.stops).toEqual((await fromNothing()).stops);
+    expect(passed.stops.map((s) => [s.status, s.actual_at])).toEqual([['passed', '2026-03-10T07:30:00.000Z'], ['passed', '2026-03-10T07:43:00.000Z'], ['passed', '2026-03-10T07:44:00.000Z']]);
   });
 });

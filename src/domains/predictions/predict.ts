@@ -117,7 +117,7 @@ export function predictBlock(trips: readonly PlannedTrip[], state: LiveState, o:
   const out: PredictedTrip[] = [];
   let end: { at: number; variance: number } | undefined;
   trips.forEach((trip, t) => {
-    const sched = scheduledPassings(trip.stops);
+    const sched = passingsOf(trip.stops);
     if (sched.length === 0) {
       out.push({ trip_id: trip.trip_id, stops: [] });
       return;
@@ -234,6 +234,15 @@ function dwellOf(s: PlannedStop): number {
  * The scheduled passing time of each stop (departure; arrival for the last stop), untimed stops
  * interpolated linearly by position between the timed ones around them. Empty when no stop is timed.
  */
+const passings = new WeakMap<readonly PlannedStop[], readonly number[]>();
+
+/** scheduledPassings of a trip's stops, made once per stops array (a caller that keeps its planned trips' stops, as predictTrips does, has them made once). */
+function passingsOf(stops: readonly PlannedStop[]): readonly number[] {
+  let known = passings.get(stops);
+  if (!known) passings.set(stops, (known = scheduledPassings(stops)));
+  return known;
+}
+
 export function scheduledPassings(stops: readonly PlannedStop[]): number[] {
   const raw = stops.map((s, i) => (i === stops.length - 1 ? (s.arrival ?? s.departure) : (s.departure ?? s.arrival)));
   const timed = raw.flatMap((v, i) => (v === null ? [] : [i]));

@@ -14,7 +14,7 @@ import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { storedTripIds, trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel, segmentKey } from './model.js';
-import { patternKey, predictBlock, type LiveState, type PlannedTrip, type PredictedStop, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
+import { patternKey, predictBlock, type LiveState, type PlannedStop, type PlannedTrip, type PredictedStop, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
 
 export interface PredictedStopTime {
   stop_id: string;
@@ -163,11 +163,7 @@ export async function predictTrips(
   const cfg = ctx.config.predictions;
   const lookup: SegmentLookup = (q) => (model ? model.segments.get(segmentKey(q.pattern_key, q.from_stop_id, q.to_stop_id, Math.floor(q.at / model.bandSeconds))) : undefined);
 
-  const plannedOf = (t: ScheduledTrip): PlannedTrip => ({
-    trip_id: t.trip_id,
-    pattern_key: keyOf(t),
-    stops: (stored.get(t.trip_id)?.stops ?? []).map((s) => ({ stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival: s.arrival_time, departure: s.departure_time })),
-  });
+  const plannedOf = (t: ScheduledTrip): PlannedTrip => ({ trip_id: t.trip_id, pattern_key: keyOf(t), stops: plannedStops(stored.get(t.trip_id)) });
   const opts = { lookup, minSamples: cfg.minSamples, minLayoverSeconds: cfg.minLayoverSeconds };
   const stopsOf = (p: PredictedTrip) => p.stops.map((s) => ({
     stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival_at: new Date(dayStart + s.arrival * 1000), departure_at: new Date(dayStart + s.departure * 1000),
@@ -205,6 +201,20 @@ export async function predictTrips(
     if (p && p.stops.length > 0 && !out.has(t.trip_id)) out.set(t.trip_id, predictionOf(p, t.block_id, null, []));
   }
   return [...out.values()];
+}
+
+/**
+ * A trip's stops as predictBlock takes them, made once per stored stop times (the schedule memo's
+ * are kept per version and trip): the feeds predict a city's 14,000 trips every few seconds, and
+ * made anew each time these were half a million objects a rebuild.
+ */
+const planned = new WeakMap<StoredStopTimes, readonly PlannedStop[]>();
+const NO_STOPS: readonly PlannedStop[] = [];
+function plannedStops(stored: StoredStopTimes | undefined): readonly PlannedStop[] {
+  if (!stored) return NO_STOPS;
+  let known = planned.get(stored);
+  if (!known) planned.set(stored, (known = stored.stops.map((s) => ({ stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival: s.arrival_time, departure: s.departure_time }))));
+  return known;
 }
 
 const sameItems = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);

@@ -374,8 +374,11 @@ export async function trackingOf(
     const stops = rows.map((r, i): TrackedStop => {
       const later = s.last_passed_sequence !== null && r.stop_sequence < s.last_passed_sequence;
       const status: StopStatus = r.actual_at ? 'passed' : overlay.skipped.has(r.stop_sequence) ? 'skipped' : later || over ? 'missed' : overlay.cancelled ? 'cancelled' : 'pending';
+      // The open trips' rows are kept between reads (OpenTripStops): a row's stop, as told before, is taken again while its status holds.
+      const told = o.open ? trackedStops.get(r) : undefined;
+      if (told && told.status === status) return told;
       const scheduledAt = i === rows.length - 1 ? (r.scheduled_arrival_at ?? r.scheduled_departure_at) : (r.scheduled_departure_at ?? r.scheduled_arrival_at);
-      return {
+      const stop: TrackedStop = {
         stop_id: r.stop_id, stop_sequence: r.stop_sequence, stop_name: r.stop_name,
         scheduled_arrival_at: iso(r.scheduled_arrival_at), scheduled_departure_at: iso(r.scheduled_departure_at), scheduled_at: iso(scheduledAt),
         actual_at: iso(r.actual_at), source: r.source, actual_arrival_at: iso(r.actual_arrival_at), actual_departure_at: iso(r.actual_departure_at),
@@ -383,6 +386,8 @@ export async function trackingOf(
         delay_seconds: r.delay_seconds, status, vehicle_id: r.vehicle_id,
         boardings: sum(r.doors_in), alightings: sum(r.doors_out),
       };
+      if (o.open) trackedStops.set(r, stop);
+      return stop;
     });
     out.push({
       trip_id: s.trip_id, service_date: serviceDate, route_id: s.route_id, start_time: start,
@@ -422,6 +427,14 @@ export async function trackingOf(
  * its stops in one statement). A read asks the database only for the trips recomputed since, or
  * new; a trip no longer open is forgotten. Kept per database handle (Db.kept).
  */
+/**
+ * The stop each kept row of an open trip was told as (trackingOf with `open`): the feeds read a
+ * city's open trips, some 180,000 stops, every few seconds, and few rows change in between. A
+ * row is kept (OpenTripStops) only while its trip is not recomputed, and a stop is taken again
+ * only with the same status, so it is what would be made anew. Shared: callers must not change it.
+ */
+const trackedStops = new WeakMap<StopRow, TrackedStop>();
+
 export class OpenTripStops {
   private readonly dates = new Map<string, Map<string, { computedAt: string; rows: StopRow[] }>>();
 
