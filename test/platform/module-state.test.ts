@@ -26,6 +26,13 @@ const ALLOWED: Record<string, string> = {
     "the lane of sliced work's turns: per thread by nature, like the one event loop it shares out between every app of the process; it holds only the resolvers of work waiting for its turn",
   'src/domains/feeds/fragments.ts: deflatedForms':
     "a feed piece's deflated form after the piece before it, per piece object (a WeakMap: a memo of a pure function of immutable buffers, gone with the piece)",
+  'src/domains/predictions/service.ts: planned':
+    "a trip's stops as predictBlock takes them, per stored stop times object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
+  'src/domains/predictions/predict.ts: passings': "a trip's scheduled passings, per planned stops array (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
+  'src/domains/feeds/network.ts: trackedFrom':
+    "the tracking a snapshot's trip was told from, per FeedTrip object (a WeakMap: what the next snapshot compares with, gone with the trip and its snapshot)",
+  'src/domains/trips/tracking.ts: trackedStops':
+    "an open trip's stop as told from a row kept between reads (OpenTripStops, per database handle), per row object (a WeakMap: taken again only with the same status, gone with the row)",
   'src/domains/auth/passwords.ts: dummy': 'one dummy hash, computed once, verified against for unknown emails (equal timing): a constant',
 };
 

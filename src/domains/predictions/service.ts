@@ -209,7 +209,7 @@ export async function predictTrips(
  * made anew each time these were half a million objects a rebuild.
  */
 const planned = new WeakMap<StoredStopTimes, readonly PlannedStop[]>();
-const NO_STOPS: readonly PlannedStop[] = [];
+const NO_STOPS: readonly PlannedStop[] = Object.freeze([]);
 function plannedStops(stored: StoredStopTimes | undefined): readonly PlannedStop[] {
   if (!stored) return NO_STOPS;
   let known = planned.get(stored);
