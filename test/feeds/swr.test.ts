@@ -22,25 +22,29 @@ let releaseHeld: (() => void) | undefined;
 afterEach(() => releaseHeld?.());
 afterAll(async () => f?.t.close());
 
-/** A rebuild hold the test controls: `entered` resolves when a rebuild reaches it, `release` lets it go on. */
-function holdRebuilds() {
+/**
+ * A rebuild hold the test controls, at the cache's seam `at` (`pause`: in the snapshot's read;
+ * `pauseLast`: before each output built last, whose names are `held`): `reached` resolves when a
+ * rebuild reaches it, `release` lets it go on.
+ */
+function holdRebuilds(at: 'pause' | 'pauseLast' = 'pause') {
   const cache = f.t.ctx.services.feeds;
   let entered!: () => void;
   const reached = new Promise<void>((resolve) => (entered = resolve));
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  let holds = 0;
-  cache.pause = async () => {
-    holds++;
+  const held: string[] = [];
+  cache[at] = async (_groupId: string, name?: string) => {
+    held.push(name ?? 'snapshot');
     entered();
     await released;
   };
   releaseHeld = () => {
-    cache.pause = undefined;
+    cache[at] = undefined;
     release();
     releaseHeld = undefined;
   };
-  return { reached, holds: () => holds, release: releaseHeld };
+  return { reached, holds: () => held.length, held, release: releaseHeld };
 }
 
 /** Fails with a clear message, rather than hanging, if `p` waits for the held rebuild. */
@@ -257,21 +261,7 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     const before = f.clock.now();
     expect((await et()).statusCode).toBe(200);
     await readFeed(f, 'trip-updates');
-    let entered!: () => void;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const held: string[] = [];
-    cache.pauseLast = async (_g, name) => {
-      held.push(name);
-      entered();
-      await released;
-    };
-    releaseHeld = () => {
-      cache.pauseLast = undefined;
-      release();
-      releaseHeld = undefined;
-    };
+    const { reached, held, release } = holdRebuilds('pauseLast');
     f.clock.advance(5_000);
     const now = f.clock.now();
     await bus.report(now.toISOString());
@@ -283,7 +273,7 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     expect(vehicleAt(positions.message, bus.vehicle)).toBe(secs(now.toISOString()));
     expect([timetable.statusCode, vmTimestamp(timetable.body), timetable.headers.age]).toEqual([200, siriTime(before, 'Europe/Paris'), '5']);
     expect(cache.rebuilding(f.g)).toBe(true);
-    releaseHeld();
+    release();
     await settled(f);
     expect(vmTimestamp((await et()).body)).toBe(siriTime(now, 'Europe/Paris'));
     expect(held).toEqual(['siri/et?']);
