@@ -230,10 +230,6 @@ function dwellOf(s: PlannedStop): number {
   return s.arrival !== null && s.departure !== null ? Math.max(0, s.departure - s.arrival) : 0;
 }
 
-/**
- * The scheduled passing time of each stop (departure; arrival for the last stop), untimed stops
- * interpolated linearly by position between the timed ones around them. Empty when no stop is timed.
- */
 const passings = new WeakMap<readonly PlannedStop[], readonly number[]>();
 
 /** scheduledPassings of a trip's stops, made once per stops array (a caller that keeps its planned trips' stops, as predictTrips does, has them made once). */
@@ -243,6 +239,10 @@ function passingsOf(stops: readonly PlannedStop[]): readonly number[] {
   return known;
 }
 
+/**
+ * The scheduled passing time of each stop (departure; arrival for the last stop), untimed stops
+ * interpolated linearly by position between the timed ones around them. Empty when no stop is timed.
+ */
 export function scheduledPassings(stops: readonly PlannedStop[]): number[] {
   const raw = stops.map((s, i) => (i === stops.length - 1 ? (s.arrival ?? s.departure) : (s.departure ?? s.arrival)));
   const timed = raw.flatMap((v, i) => (v === null ? [] : [i]));

@@ -422,12 +422,6 @@ export async function trackingOf(
 }
 
 /**
- * The stored stop rows of the open trips of each group and date, as last read, with the
- * recomputation they came from (trip_tracking.computed_at: the round writes a trip's summary and
- * its stops in one statement). A read asks the database only for the trips recomputed since, or
- * new; a trip no longer open is forgotten. Kept per database handle (Db.kept).
- */
-/**
  * The stop each kept row of an open trip was told as (trackingOf with `open`): the feeds read a
  * city's open trips, some 180,000 stops, every few seconds, and few rows change in between. A
  * row is kept (OpenTripStops) only while its trip is not recomputed, and a stop is taken again
@@ -435,6 +429,12 @@ export async function trackingOf(
  */
 const trackedStops = new WeakMap<StopRow, TrackedStop>();
 
+/**
+ * The stored stop rows of the open trips of each group and date, as last read, with the
+ * recomputation they came from (trip_tracking.computed_at: the round writes a trip's summary and
+ * its stops in one statement). A read asks the database only for the trips recomputed since, or
+ * new; a trip no longer open is forgotten. Kept per database handle (Db.kept).
+ */
 export class OpenTripStops {
   private readonly dates = new Map<string, Map<string, { computedAt: string; rows: StopRow[] }>>();
 

@@ -57,6 +57,7 @@ const COMMON =
   'FULL_DATASET; the header timestamp is when the service read the network (the snapshot\'s build time). Stale-while-revalidate: answered at once from the last snapshot of the group (shared by every feed, GTFS-Realtime and SIRI), never after a rebuild; ' +
   'a snapshot older than FEEDS_REFRESH_SECONDS (default 5 s) is rebuilt in the background by the first request that finds it so (one rebuild at a time per group), and served meanwhile. ' +
   'The `Age` header is the snapshot\'s age in seconds. Only the very first request for a group in an instance waits, for the first build. ' +
+  'Each feed tells its own snapshot in its header: while a rebuild is late (under way for FEEDS_REFRESH_SECONDS or more), vehicle-positions is refreshed alone from the vehicles\' positions and is then newer than trip-updates; SIRI EstimatedTimetable, built after the GTFS-Realtime feeds, may be one snapshot older than them. ' +
   'A vehicle that reports while a snapshot is read is in that snapshot with its previous position (or, if it had none in the stale window, in the next one). ' +
   'Conditional requests: a weak `ETag` (the content without timestamps) with `If-None-Match`, `Last-Modified` (when the content last changed) with `If-Modified-Since`: 304 when unchanged. ' +
   'A feed of 1 KiB or more comes gzipped (`Content-Encoding: gzip`, `Vary: Accept-Encoding`) to a client whose `Accept-Encoding` accepts gzip.';
