@@ -13,6 +13,13 @@
  * dictionary, which the decoder holds in its window at that point: the result compresses as the
  * whole document does. A piece's deflated form is reused while the piece and the one before it
  * are the same, so what changed (and what follows it) is compressed, not the whole.
+ *
+ * A piece keeps its text, not its bytes: the bytes are written into a scratch buffer of the thread
+ * when they are needed (its digest and CRC when it is made, its deflate with the piece before it).
+ * A city rebuild makes 3,000 to 5,000 journeys of 12 KB; as Buffers (memory outside the
+ * JavaScript heap) their 40–60 MB started a full collection of the feeds' 1.1 GB heap at nearly
+ * every rebuild (V8 collects when memory outside its heap grew by 64 MB), a third of the feed
+ * thread's time (bench/RESULTS.md, 2026-11-29).
  */
 import { createHash } from 'node:crypto';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
@@ -20,14 +27,76 @@ import { slices } from '../../platform/slices.js';
 import type { FeedTrip } from './network.js';
 
 export interface Piece {
-  bytes: Buffer;
-  /** SHA-256 of the bytes: an output's fingerprint can be made of its pieces' digests. */
+  /** The piece's text. */
+  text: string;
+  /** Its size in bytes (UTF-8). */
+  size: number;
+  /** CRC-32 of its bytes: the gzip trailer's is combined from the pieces' (crc32Combine). */
+  crc: number;
+  /** SHA-256 of its bytes: an output's fingerprint can be made of its pieces' digests. */
   digest: Buffer;
 }
 
-/** A piece of an output: the bytes with their digest. */
-export function piece(bytes: Buffer): Piece {
-  return { bytes, digest: createHash('sha256').update(bytes).digest() };
+/**
+ * A buffer the bytes of a text are written into, reused from one text to the next (grown when one
+ * needs more): what it returns is valid until its next write. Synchronous use only (no await
+ * between a write and the use of its bytes), so one per thread serves every caller.
+ */
+class Scratch {
+  private buf = Buffer.allocUnsafeSlow(64 * 1024);
+
+  bytesOf(text: string): Buffer {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (this.buf.length < text.length * 3) this.buf = Buffer.allocUnsafeSlow(text.length * 3);
+    return this.buf.subarray(0, this.buf.write(text, 0, 'utf8'));
+  }
+}
+
+/** The bytes of the piece being made or deflated, and of the piece before it (its dictionary). */
+const pieceBytes = new Scratch();
+const dictionaryBytes = new Scratch();
+
+/** A piece of an output: its text with the size, CRC and digest of its bytes. */
+export function piece(text: string): Piece {
+  const bytes = pieceBytes.bytesOf(text);
+  return { text, size: bytes.length, crc: crc32(bytes), digest: createHash('sha256').update(bytes).digest() };
+}
+
+/** The CRC-32 polynomial, reflected (zlib's). */
+const POLY = 0xedb88320;
+
+/** a(x) b(x) modulo p(x), the CRC-32 polynomial (zlib's multmodp). */
+function multmodp(a: number, b: number): number {
+  let m = 0x80000000;
+  let p = 0;
+  for (;;) {
+    if ((a & m) !== 0) {
+      p ^= b;
+      if ((a & (m - 1)) === 0) break;
+    }
+    m >>>= 1;
+    b = b & 1 ? (b >>> 1) ^ POLY : b >>> 1;
+  }
+  return p >>> 0;
+}
+
+/** x^(2^n) modulo p(x), n = 0..31 (zlib's x2n_table). */
+const X2N: readonly number[] = (() => {
+  const t = [0x40000000];
+  for (let n = 1; n < 32; n++) t.push(multmodp(t[n - 1]!, t[n - 1]!));
+  return t;
+})();
+
+/**
+ * The CRC-32 of two byte sequences one after the other, from the CRC of each and the length of the
+ * second (zlib's crc32_combine): the gzip trailer of an output made of pieces without their bytes.
+ */
+export function crc32Combine(crc1: number, crc2: number, len2: number): number {
+  // x^(8 len2) modulo p(x): the first CRC shifted past the second's bytes.
+  let p = 0x80000000;
+  let k = 3;
+  for (let n = len2; n > 0; n = Math.floor(n / 2), k++) if (n % 2 === 1) p = multmodp(X2N[k & 31]!, p);
+  return (multmodp(p, crc1) ^ crc2) >>> 0;
 }
 
 /** The gzip member header (RFC 1952): deflate, no name, no time, Unix, as zlib writes it. */
@@ -60,8 +129,9 @@ const deflatedForms = new WeakMap<Piece, { after: Piece | undefined; deflated: B
 function deflatedAfter(p: Piece, after: Piece | undefined): Buffer {
   const known = deflatedForms.get(p);
   if (known && known.after === after) return known.deflated;
-  const dictionary = after && after.bytes.length > 0 ? after.bytes.subarray(Math.max(0, after.bytes.length - WINDOW)) : undefined;
-  const deflated = deflateRawSync(p.bytes, { level: PIECE_LEVEL, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: PIECE_CHUNK, ...(dictionary ? { dictionary } : {}) });
+  const before = after && after.size > 0 ? dictionaryBytes.bytesOf(after.text) : undefined;
+  const dictionary = before?.subarray(Math.max(0, before.length - WINDOW));
+  const deflated = deflateRawSync(pieceBytes.bytesOf(p.text), { level: PIECE_LEVEL, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: PIECE_CHUNK, ...(dictionary ? { dictionary } : {}) });
   deflatedForms.set(p, { after, deflated });
   return deflated;
 }
@@ -71,8 +141,8 @@ function deflatedAfter(p: Piece, after: Piece | undefined): Buffer {
  * slices (the event loop is given back between two), those deflated after the same piece at the
  * previous build not again. The output's bytes are not joined: a city's timetable is 150 MB of
  * XML, its gzip form a tenth of that, and every client of such a feed takes gzip (one that does not
- * is sent the gzip form inflated as it goes: cache.ts sendOutput). The gzip trailer's CRC runs
- * over the pieces one after the other.
+ * is sent the gzip form inflated as it goes: cache.ts sendOutput). The gzip trailer's CRC is
+ * combined from the pieces' own, in order.
  */
 export async function assemble(pieces: readonly Piece[]): Promise<{ gzip: Buffer; size: number }> {
   const deflated: Buffer[] = [GZIP_HEADER];
@@ -82,8 +152,8 @@ export async function assemble(pieces: readonly Piece[]): Promise<{ gzip: Buffer
   for (let i = 0; i < pieces.length; i++) {
     const p = pieces[i]!;
     deflated.push(deflatedAfter(p, pieces[i - 1]));
-    crc = crc32(p.bytes, crc);
-    size += p.bytes.length;
+    crc = crc32Combine(crc, p.crc, p.size);
+    size += p.size;
     const wait = turn();
     if (wait) await wait;
   }

@@ -144,16 +144,16 @@ export async function estimatedTimetableOutput(
   const [content0, content1] = contentOf(shell, net).split(mark) as [string, string];
   const hash = createHash('sha256').update(content0);
   const pieces = new TripPieces(o.previous);
-  const parts: Piece[] = [piece(Buffer.from(shell.slice(0, at)))];
+  const parts: Piece[] = [piece(shell.slice(0, at))];
   const turn = slices();
   for (const ft of trips) {
-    const p = pieces.of(ft, () => piece(Buffer.from(xmlText('EstimatedVehicleJourney', journey(ft)))))!;
+    const p = pieces.of(ft, () => piece(xmlText('EstimatedVehicleJourney', journey(ft))))!;
     parts.push(p);
     hash.update(p.digest);
     const wait = turn();
     if (wait) await wait;
   }
-  parts.push(piece(Buffer.from(shell.slice(at + mark.length))));
+  parts.push(piece(shell.slice(at + mark.length)));
   return { ...(await assemble(parts)), fingerprint: hash.update(content1).digest(), pieces: pieces.done() };
 }
 
