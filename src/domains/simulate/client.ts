@@ -33,7 +33,9 @@ export class ApiClient {
   private readonly api: GeneratedClient;
 
   constructor(readonly baseUrl: string, readonly groupId: string, private readonly auth: AdminAuth) {
-    this.api = apiClient({ baseUrl, fetch: (req: Request) => fetch(new Request(req, { signal: AbortSignal.timeout(TIMEOUT_MS) })) });
+    // fetch makes a Request of its arguments whatever they are: the timeout given beside the
+    // request, not by a copy of it (a city's simulator sends hundreds of batches a second).
+    this.api = apiClient({ baseUrl, fetch: (req: Request) => fetch(req, { signal: AbortSignal.timeout(TIMEOUT_MS) }) });
   }
 
   /** Whether device keys can be made (they need a session, not an API key). */
