@@ -3,8 +3,9 @@
  * SIRI EstimatedTimetable is 150 MB of XML and its trip-updates 10 MB of protobuf, rebuilt every
  * few seconds, while most trips are told as they were: a trip not reported on since the last
  * rebuild, or scheduled within the horizon with its vehicle not known, keeps its predictions.
- * Each trip's piece (its bytes and their digest) is kept under the trip's key with its signature
- * (FeedTrip.signature), and made again only when the signature changed.
+ * Each trip's piece (the timetable's: its text, with the size, CRC and digest of its bytes;
+ * trip-updates': its bytes) is kept under the trip's key with its signature (FeedTrip.signature),
+ * and made again only when the signature changed.
  *
  * The timetable is kept in its gzip form only (assemble; trip-updates' kilobyte pieces are gzipped
  * whole, which costs less), made from the pieces' deflated forms, as pigz does:
@@ -18,8 +19,8 @@
  * when they are needed (its digest and CRC when it is made, its deflate with the piece before it).
  * A city rebuild makes 3,000 to 5,000 journeys of 12 KB; as Buffers (memory outside the
  * JavaScript heap) their 40–60 MB started a full collection of the feeds' 1.1 GB heap at nearly
- * every rebuild (V8 collects when memory outside its heap grew by 64 MB), a third of the feed
- * thread's time (bench/RESULTS.md, 2026-11-29).
+ * every rebuild (V8 collects when memory outside its heap grew by 64 MB): the garbage collector
+ * took 23–35 % of the feed thread's time (bench/RESULTS.md, 2026-11-29).
  */
 import { createHash } from 'node:crypto';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
