@@ -22,7 +22,7 @@ const COMMON =
   '(`trip_id:HH:MM:SS` for a frequency instance) framed by its service date; StopPointRef = stop_id (`tmp-<update_id>-<n>` for a temporary stop); SituationNumber = update_id. ' +
   'Built from the same per-group snapshot as GTFS-Realtime, served at once and rebuilt in the background once older than FEEDS_REFRESH_SECONDS (stale-while-revalidate); ResponseTimestamp is when the snapshot was built, the Age header its age in seconds. ' +
   'Each document tells its own snapshot: a rebuild serves GTFS-Realtime and VehicleMonitoring first and builds EstimatedTimetable after them (a city\'s is the largest output by far), so while it is built EstimatedTimetable answers with the one before, one snapshot older (its ResponseTimestamp and Age say so); while a rebuild is late (under way for FEEDS_REFRESH_SECONDS or more) VehicleMonitoring is refreshed alone from the vehicles\' positions, newer than the trips\' documents. ' +
-  'A document of 1 KiB or more comes gzipped (`Content-Encoding: gzip`, `Vary: Accept-Encoding`) to a client whose `Accept-Encoding` accepts gzip: a city\'s EstimatedTimetable is tens of megabytes of XML, about a fourteenth of that gzipped.';
+  'A document of 1 KiB or more comes gzipped (`Content-Encoding: gzip`, `Vary: Accept-Encoding`) to a client whose `Accept-Encoding` accepts gzip: a city\'s EstimatedTimetable is tens of megabytes of XML, about a fourteenth of that gzipped. The EstimatedTimetable is kept gzipped only: to a client that does not accept gzip it is sent inflated as it goes, chunked, without `Content-Length`.';
 
 export function siriRoutes(fastify: FastifyInstance, cache: FeedCache) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
