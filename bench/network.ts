@@ -20,7 +20,8 @@
  *    age) and coverage (vehicles in the feed / vehicles that reported within the stale window
  *    before the snapshot; trips in TripUpdates / trips in progress at the snapshot); trip object
  *    p99; live stream lag; the server's event loop holds (and the bench's own) and garbage collector pauses; CPU of the
- *    server and of the PostgreSQL backends of the bench database, the server's RSS; the database
+ *    server, of the PostgreSQL backends of the bench database and of this load generator (its
+ *    process, every thread, over the same window), the server's RSS; the database
  *    size per table group before and after; the day's export, three times. On a PostgreSQL server
  *    with autovacuum off, the tables the service writes are analysed every minute, as it would.
  *
@@ -248,13 +249,14 @@ function rssMb(pid: number): number {
   }
 }
 
-/** CPU seconds of the server and of the PostgreSQL backends connected to the bench database. */
+/** CPU seconds of the server, of the PostgreSQL backends connected to the bench database, and of this process (the load generator: user and system, every thread). */
 class CpuMeter {
   private server = 0;
   private readonly backends = new Map<number, number>();
   private backendGone = 0;
   constructor(private readonly admin: pg.Client, private readonly database: string) {}
-  async sample(): Promise<{ serverS: number; postgresS: number }> {
+  async sample(): Promise<{ serverS: number; postgresS: number; benchS: number }> {
+    const mine = process.cpuUsage();
     if (child?.pid) this.server = cpuTicks(child.pid) ?? this.server;
     const { rows } = await this.admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [this.database]);
     const alive = new Set(rows.map((r) => r.pid));
@@ -269,7 +271,7 @@ class CpuMeter {
     }
     let pgTicks = this.backendGone;
     for (const t of this.backends.values()) pgTicks += t;
-    return { serverS: this.server / TICK, postgresS: pgTicks / TICK };
+    return { serverS: this.server / TICK, postgresS: pgTicks / TICK, benchS: (mine.user + mine.system) / 1e6 };
   }
 }
 
@@ -707,11 +709,16 @@ async function main() {
     const simDone = simulator.run(now, onBatch, () => running);
 
     const windows: string[] = [];
-    const report = async (since: number, label: string) => {
-      const c = await cpu.sample();
-      const seconds = (Date.now() - last.t) / 1000;
+    /**
+     * The figures from `since` to `end` (default: now, sampled now): the whole run's and the
+     * steady state's end where the measured run ended, not after the simulator's last answers,
+     * the loops and the analyser came to an end (seconds of no load, which counted in the rates).
+     */
+    const report = async (since: number, label: string, end?: typeof last) => {
+      const c = end ?? { ...(await cpu.sample()), t: Date.now() };
+      const seconds = (c.t - last.t) / 1000;
       const line = [
-        `${label}: ${fmt(F.items.sum(since) / ((Date.now() - since) / 1000), 1)} items/s, batch p50/p99 ${F.batchMs.describe(since)}, failed batches ${simulator.failures}`,
+        `${label}: ${fmt(F.items.sum(since) / ((c.t - since) / 1000), 1)} items/s, batch p50/p99 ${F.batchMs.describe(since)}, failed batches ${simulator.failures}`,
         `  tracking lag (accepted → trip object) p50/p99 ${F.lagTripObject.describe(since)}, not seen within 60 s ${F.lagTripObjectMissed.count(since)}; trip object read right after a report (recomputes the trip first) ${F.tripObjectMs.describe(since)}`,
         `  trip object of a trip in progress, read once a second ${F.tripReadMs.describe(since)}`,
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
@@ -721,9 +728,9 @@ async function main() {
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}; the bench's own (load generator and consumers: its holds delay what it measures) ${F.benchLoopMs.describe(since)}`,
         ...(F.analyzeMs.count() > 0 ? [`  the bench's ANALYZE of the written tables (autovacuum off) ${F.analyzeMs.describe()}`] : []),
         `  garbage collector, each second: longest pause ${F.gcPauseMs.describe(since)}; pauses in all ${F.gcTotalMs.describe(since)}; longest major pause ${F.gcMajorMs.describe(since)}`,
-        `  CPU: server ${fmt((100 * (c.serverS - last.serverS)) / seconds)} %, PostgreSQL backends ${fmt((100 * (c.postgresS - last.postgresS)) / seconds)} %, load generator ${fmt((100 * process.cpuUsage().user) / 1e6 / ((Date.now() - runStart) / 1000))} % (run mean); server RSS ${fmt(child?.pid ? rssMb(child.pid) : NaN)} MB; load average ${loadavg()[0]!.toFixed(1)}`,
+        `  CPU: server ${fmt((100 * (c.serverS - last.serverS)) / seconds)} %, PostgreSQL backends ${fmt((100 * (c.postgresS - last.postgresS)) / seconds)} %, load generator ${fmt((100 * (c.benchS - last.benchS)) / seconds)} %; server RSS ${fmt(child?.pid ? rssMb(child.pid) : NaN)} MB; load average ${loadavg()[0]!.toFixed(1)}`,
       ].join('\n');
-      last = { ...c, t: Date.now() };
+      last = c;
       return line;
     };
     const cpuStart = await cpu.sample();
@@ -740,6 +747,7 @@ async function main() {
       windowStart = Date.now();
       if (!steadyStart && STEADY_AFTER_S > 0 && Date.now() - runStart >= STEADY_AFTER_S * 1000 && Date.now() - runStart < MINUTES * 60_000) steadyStart = { ...last };
     }
+    const runEnd = { ...(await cpu.sample()), t: Date.now() };
     running = false;
     await simDone;
     await Promise.all(loops);
@@ -747,11 +755,11 @@ async function main() {
     await analyzer?.end();
     last = totalsStart;
     const sizeAfter = await databaseSizes(admin, database);
-    const final = await report(runStart, `whole run, ${MINUTES} min`);
+    const final = await report(runStart, `whole run, ${MINUTES} min`, runEnd);
     let steady = '';
     if (steadyStart) {
       last = steadyStart;
-      steady = await report(steadyStart.t, `steady state, the run after its first ${fmt((steadyStart.t - runStart) / 1000)} s (the service's catch-up of each vehicle's morning left out)`);
+      steady = await report(steadyStart.t, `steady state, the run after its first ${fmt((steadyStart.t - runStart) / 1000)} s (the service's catch-up of each vehicle's morning left out)`, runEnd);
     }
     // The warehouse's export of the day (export/trip-tracking, one line per recorded trip and stop), after the run, three
     // times: the first also recomputes the trips still marked when the run stopped (an export holds every report committed).
