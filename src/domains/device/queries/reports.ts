@@ -43,13 +43,13 @@ tr AS (
   INSERT INTO trip_runs (group_id, device_id, client_id, kind, at, trip_id, service_date, start_time, block_id, received_at)
   SELECT $1, $2, u.*, $3 FROM json_to_recordset($4::json)
     AS u(client_id uuid, kind text, at timestamptz, trip_id text, service_date date, start_time int, block_id text)
-  ON CONFLICT DO NOTHING RETURNING client_id, service_date, trip_id),
+  ON CONFLICT DO NOTHING RETURNING client_id, at, service_date, trip_id),
 te AS (
   INSERT INTO trip_events (group_id, device_id, client_id, at, event, trip_id, service_date, start_time, stop_id, stop_sequence, lat, lon, gps_valid, odometer_km, state, received_at)
   SELECT $1, $2, u.*, $3 FROM json_to_recordset($5::json)
     AS u(client_id uuid, at timestamptz, event text, trip_id text, service_date date, start_time int, stop_id text, stop_sequence int, lat float8, lon float8,
          gps_valid bool, odometer_km float8, state text)
-  ON CONFLICT DO NOTHING RETURNING client_id, service_date, trip_id),
+  ON CONFLICT DO NOTHING RETURNING client_id, at, service_date, trip_id),
 po AS (
   INSERT INTO positions (group_id, device_id, client_id, at, lat, lon, gps_valid, speed_kmh, bearing, accuracy_m, odometer_km, trip_id, service_date, start_time, received_at)
   SELECT $1, $2, u.*, $3 FROM json_to_recordset($6::json)
@@ -60,7 +60,7 @@ pc AS (
   INSERT INTO passenger_counts (group_id, device_id, client_id, category, at, trip_id, service_date, start_time, stop_id, stop_sequence, door, boardings, alightings, received_at)
   SELECT $1, $2, u.*, $3 FROM json_to_recordset($7::json)
     AS u(client_id uuid, category text, at timestamptz, trip_id text, service_date date, start_time int, stop_id text, stop_sequence int, door int, boardings int, alightings int)
-  ON CONFLICT DO NOTHING RETURNING client_id, service_date, trip_id),
+  ON CONFLICT DO NOTHING RETURNING client_id, at, service_date, trip_id),
 vm AS (
   INSERT INTO vehicle_movements (group_id, vehicle_movement_id, device_id, client_id, block_id, service_date, kind, origin, destination, started_at, ended_at, distance_km, received_at)
   SELECT $1, u.movement_id, $2, u.client_id, u.block_id, u.service_date, u.kind, u.origin, u.destination, u.started_at, u.ended_at, u.distance_km, $3
@@ -74,7 +74,7 @@ latest AS (
   ON CONFLICT (group_id, device_id) DO UPDATE SET last_seen_at = GREATEST(l.last_seen_at, EXCLUDED.last_seen_at),
   ${LATEST_POSITION.map((c) => `${c} = CASE WHEN ${NEWER_POSITION} THEN EXCLUDED.${c} ELSE l.${c} END`).join(', ')}),
 marked AS (
-  ${markTrips('SELECT service_date, trip_id FROM tr UNION ALL SELECT service_date, trip_id FROM te UNION ALL SELECT service_date, trip_id FROM po UNION ALL SELECT service_date, trip_id FROM pc')})
+  ${markTrips('SELECT service_date, trip_id, at FROM tr UNION ALL SELECT service_date, trip_id, at FROM te UNION ALL SELECT service_date, trip_id, at FROM po UNION ALL SELECT service_date, trip_id, at FROM pc')})
 SELECT client_id FROM tr UNION ALL SELECT client_id FROM te UNION ALL SELECT client_id FROM po
 UNION ALL SELECT DISTINCT client_id FROM pc UNION ALL SELECT client_id FROM vm`;
 

@@ -9,32 +9,32 @@ import type { Db } from '../../../platform/db/index.js';
 import type { CountRow, DutyRow, EventRow, PositionRow, RunRow, TripResult } from '../tracking/compute.js';
 import type { Mark, TripKey } from '../tracking/round.js';
 
-type Keyed<R> = R & { service_date: string; trip_id: string };
+/** A report row of a trip, with its identity (device_id and client_id: merges with reports held, tracking/round.ts). */
+type Keyed<R> = R & { service_date: string; trip_id: string; client_id: string };
 
 /**
- * The reports of these dates × trips of a group, at instants in [from, until) (so PostgreSQL reads
- * only the partitions that can hold them), one statement each, ordered by trip and time. A row may
- * belong to a (date, trip) the caller does not name: the caller leaves those out.
+ * The reports of these trips of a group, each trip's at or after its `from`, all in [from, until)
+ * (so PostgreSQL reads only the partitions that can hold them), one statement each, ordered by
+ * trip and time.
  */
-export async function selectRecorded(db: Db, groupId: string, dates: string[], tripIds: string[], from: Date, until: Date) {
-  const params = [groupId, dates, tripIds, from, until];
+export async function selectRecorded(db: Db, groupId: string, trips: readonly { service_date: string; trip_id: string; from: Date }[], from: Date, until: Date) {
+  const params = [groupId, trips.map((t) => t.service_date), trips.map((t) => t.trip_id), trips.map((t) => t.from), from, until];
+  // Each report table as `r`, joined to the trips (their date, id and bound) as `k`.
+  const bound = 'r.group_id = $1 AND r.service_date = k.d AND r.trip_id = k.t AND r.trip_id IS NOT NULL AND r.at >= k.f WHERE r.at >= $5 AND r.at < $6';
   const [events, positions, runs, counts] = await Promise.all([
     db.query<Keyed<EventRow>>(
-      `SELECT service_date, trip_id, device_id, at, event, stop_id, stop_sequence, start_time, lat, lon, gps_valid FROM trip_events
-       WHERE group_id = $1 AND service_date = ANY($2::date[]) AND trip_id = ANY($3::text[]) AND at >= $4 AND at < $5
-       ORDER BY service_date, trip_id, at, client_id`, params),
+      `SELECT r.service_date, r.trip_id, r.device_id, r.client_id, r.at, r.event, r.stop_id, r.stop_sequence, r.start_time, r.lat, r.lon, r.gps_valid
+       FROM unnest($2::date[], $3::text[], $4::timestamptz[]) AS k(d, t, f) JOIN trip_events r ON ${bound} ORDER BY r.service_date, r.trip_id, r.at, r.client_id`, params),
     db.query<Keyed<PositionRow>>(
-      `SELECT service_date, trip_id, device_id, at, lat, lon, gps_valid, start_time FROM positions
-       WHERE group_id = $1 AND service_date = ANY($2::date[]) AND trip_id = ANY($3::text[]) AND at >= $4 AND at < $5
-       ORDER BY service_date, trip_id, at, client_id`, params),
+      `SELECT r.service_date, r.trip_id, r.device_id, r.client_id, r.at, r.lat, r.lon, r.gps_valid, r.start_time
+       FROM unnest($2::date[], $3::text[], $4::timestamptz[]) AS k(d, t, f) JOIN positions r ON ${bound} ORDER BY r.service_date, r.trip_id, r.at, r.client_id`, params),
     db.query<Keyed<RunRow>>(
-      `SELECT service_date, trip_id, device_id, kind, at, start_time FROM trip_runs
-       WHERE group_id = $1 AND service_date = ANY($2::date[]) AND trip_id = ANY($3::text[]) AND at >= $4 AND at < $5
-       ORDER BY service_date, trip_id, at`, params),
+      `SELECT r.service_date, r.trip_id, r.device_id, r.client_id, r.kind, r.at, r.start_time
+       FROM unnest($2::date[], $3::text[], $4::timestamptz[]) AS k(d, t, f) JOIN trip_runs r ON ${bound} ORDER BY r.service_date, r.trip_id, r.at`, params),
     db.query<Keyed<CountRow>>(
-      `SELECT service_date, trip_id, device_id, at, stop_id, stop_sequence, door, SUM(boardings)::int AS boardings, SUM(alightings)::int AS alightings FROM passenger_counts
-       WHERE group_id = $1 AND service_date = ANY($2::date[]) AND trip_id = ANY($3::text[]) AND at >= $4 AND at < $5
-       GROUP BY service_date, trip_id, device_id, client_id, at, stop_id, stop_sequence, door ORDER BY service_date, trip_id, at`, params),
+      `SELECT r.service_date, r.trip_id, r.device_id, r.client_id, r.at, r.stop_id, r.stop_sequence, r.door, SUM(r.boardings)::int AS boardings, SUM(r.alightings)::int AS alightings
+       FROM unnest($2::date[], $3::text[], $4::timestamptz[]) AS k(d, t, f) JOIN passenger_counts r ON ${bound}
+       GROUP BY r.service_date, r.trip_id, r.device_id, r.client_id, r.at, r.stop_id, r.stop_sequence, r.door ORDER BY r.service_date, r.trip_id, r.at`, params),
   ]);
   return { events, positions, runs, counts };
 }
@@ -70,25 +70,24 @@ type Part = [text: string, params: unknown[]];
  * queries nobody reads at the end of the statement, in the order written; its documentation leaves
  * that order open, and it only matters for the order two instances' rounds lock rows in.)
  */
-function together(parts: readonly Part[]): Part {
-  if (parts.length === 1) return parts[0]!;
+function together(parts: readonly Part[], last: string): Part {
   const params: unknown[] = [];
   const ctes = parts.map(([text, p], i) => {
     const offset = params.length;
     params.push(...p);
     return `w${i} AS (${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
   });
-  return [`WITH ${ctes.join(',\n')}\nSELECT 1`, params];
+  return [`WITH ${ctes.join(',\n')}\n${last}`, params];
 }
 
 /**
  * The round's results in one statement (see together): the stop rows no longer scheduled deleted, the trips
  * with nothing recorded deleted, every stop row and trip row upserted (one statement each, arrays
  * through unnest; a stop row that did not change is not rewritten), and `marks` cleared unless a
- * newer report marked the trip again meanwhile.
+ * newer report marked the trip again meanwhile. Returns the computed_at written.
  */
-export async function writeRound(db: Db, results: readonly { key: TripKey; result: TripResult | null }[], marks: readonly Mark[]): Promise<void> {
-  if (results.length === 0 && marks.length === 0) return;
+export async function writeRound(db: Db, results: readonly { key: TripKey; result: TripResult | null }[], marks: readonly Mark[]): Promise<string | null> {
+  if (results.length === 0 && marks.length === 0) return null;
   // One order for every writer (rows are locked in it): two instances' rounds never deadlock.
   const order = (a: TripKey, b: TripKey) => cmp(a.group_id, b.group_id) || cmp(a.service_date, b.service_date) || cmp(a.trip_id, b.trip_id);
   results = [...results].sort((a, b) => order(a.key, b.key));
@@ -198,5 +197,7 @@ export async function writeRound(db: Db, results: readonly { key: TripKey; resul
          ORDER BY d.group_id, d.service_date, d.trip_id FOR UPDATE OF d SKIP LOCKED)`,
       [col(marks, (m) => m.group_id), col(marks, (m) => m.service_date), col(marks, (m) => m.trip_id), col(marks, (m) => m.marked_at)]]);
   }
-  await db.query(...together(parts));
+  // now(): the transaction's start, the computed_at written (as text, like the marks' reads of it).
+  const [row] = await db.query<{ computed_at: string }>(...together(parts, 'SELECT now()::text AS computed_at'));
+  return row!.computed_at;
 }

@@ -49,45 +49,54 @@ export interface DelayRow {
 
 /**
  * The statement that marks trips of a group ($1) for recomputation, with the database's clock (a
- * mark already there only moves forward): `source` is a query of (service_date, trip_id) rows,
- * repeats allowed. Marked in one order (bytes of the texts, COLLATE "C"), so two batches that mark
- * the same trips never deadlock (a round deletes marks SKIP LOCKED: round.ts). Device ingest
- * runs it as a WITH query of the statement that stores the reports (device/queries/reports.ts):
- * a stored report always leaves its trip marked, in the same commit.
+ * mark already there only moves forward): `source` is a query of (service_date, trip_id, at) rows,
+ * repeats allowed, `at` the instant of a report stored for the trip (NULL when the mark stands for
+ * no report: everything is read again). The mark's `since` is the earliest of them, and a mark
+ * made again keeps the least (NULL wins): a round holding the trip's reports reads only those at or
+ * after it (tracking/round.ts). Marked in one order (bytes of the texts, COLLATE "C"), so two
+ * batches that mark the same trips never deadlock (a round deletes marks SKIP LOCKED: round.ts).
+ * Device ingest runs it as a WITH query of the statement that stores the reports
+ * (device/queries/reports.ts): a stored report always leaves its trip marked, in the same commit.
  */
-export const markTrips = (source: string) => `INSERT INTO trip_tracking_dirty (group_id, service_date, trip_id, marked_at)
-  SELECT $1, t.service_date, t.trip_id, clock_timestamp()
-  FROM (SELECT DISTINCT s.service_date, s.trip_id FROM (${source}) AS s(service_date, trip_id) WHERE s.service_date IS NOT NULL AND s.trip_id IS NOT NULL) AS t
+export const markTrips = (source: string) => `INSERT INTO trip_tracking_dirty AS d (group_id, service_date, trip_id, marked_at, since)
+  SELECT $1, t.service_date, t.trip_id, clock_timestamp(), t.since
+  FROM (SELECT s.service_date, s.trip_id, CASE WHEN bool_and(s.at IS NOT NULL) THEN min(s.at) END AS since FROM (${source}) AS s(service_date, trip_id, at)
+        WHERE s.service_date IS NOT NULL AND s.trip_id IS NOT NULL GROUP BY s.service_date, s.trip_id) AS t
   ORDER BY t.service_date, t.trip_id COLLATE "C"
-  ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET marked_at = GREATEST(trip_tracking_dirty.marked_at, clock_timestamp())`;
+  ON CONFLICT (group_id, service_date, trip_id) DO UPDATE SET marked_at = GREATEST(d.marked_at, clock_timestamp()),
+    since = CASE WHEN d.since IS NULL OR EXCLUDED.since IS NULL THEN NULL ELSE LEAST(d.since, EXCLUDED.since) END`;
 
-/** Marks these trips of a group for recomputation (markTrips), in the caller's transaction. */
+/** Marks these trips of a group for recomputation (markTrips: everything read again), in the caller's transaction. */
 export async function markDirty(tx: Tx, groupId: string, trips: readonly { service_date: string; trip_id: string }[]): Promise<void> {
   if (trips.length === 0) return;
-  await tx.query(markTrips('SELECT * FROM unnest($2::date[], $3::text[])'), [groupId, trips.map((t) => t.service_date), trips.map((t) => t.trip_id)]);
+  await tx.query(markTrips('SELECT d, t, NULL::timestamptz FROM unnest($2::date[], $3::text[]) AS u(d, t)'), [groupId, trips.map((t) => t.service_date), trips.map((t) => t.trip_id)]);
 }
 
 /**
- * The marks of the dirty trips (of a group, dates and trips when given), oldest first: marked_at
- * as text (it has microseconds, a Date only milliseconds: its mark would never be cleared).
+ * The marks of the dirty trips (of a group, dates and trips when given), oldest first, with when
+ * each trip was last recomputed (trip_tracking.computed_at, read in the same snapshot): marked_at,
+ * since and computed_at as text (they have microseconds, a Date only milliseconds: a mark would
+ * never be cleared).
  */
 export function selectDirty(db: Queryable, o: { groupId: string | null; dates: string[] | null; from: string | null; to: string | null; tripIds: string[] | null; limit: number }): Promise<Mark[]> {
   return db.query<Mark>(
-    `SELECT group_id, service_date, trip_id, marked_at::text AS marked_at FROM trip_tracking_dirty
-     WHERE ($1::text IS NULL OR group_id = $1) AND ($2::date[] IS NULL OR service_date = ANY($2::date[]))
-       AND ($3::date IS NULL OR service_date >= $3) AND ($4::date IS NULL OR service_date <= $4)
-       AND ($5::text[] IS NULL OR trip_id = ANY($5::text[]))
-     ORDER BY trip_tracking_dirty.marked_at LIMIT $6`,
+    `SELECT d.group_id, d.service_date, d.trip_id, d.marked_at::text AS marked_at, d.since, t.computed_at::text AS computed_at
+     FROM trip_tracking_dirty d LEFT JOIN trip_tracking t USING (group_id, service_date, trip_id)
+     WHERE ($1::text IS NULL OR d.group_id = $1) AND ($2::date[] IS NULL OR d.service_date = ANY($2::date[]))
+       AND ($3::date IS NULL OR d.service_date >= $3) AND ($4::date IS NULL OR d.service_date <= $4)
+       AND ($5::text[] IS NULL OR d.trip_id = ANY($5::text[]))
+     ORDER BY d.marked_at LIMIT $6`,
     [o.groupId, o.dates, o.from, o.to, o.tripIds, o.limit],
   );
 }
 
-/** The marks these trips have now (any groups and dates); a trip without one is clean. */
+/** The marks these trips have now (any groups and dates), as selectDirty; a trip without one is clean. */
 export function selectMarksOf(db: Queryable, keys: readonly { group_id: string; service_date: string; trip_id: string }[]): Promise<Mark[]> {
   return db.query<Mark>(
-    `SELECT d.group_id, d.service_date, d.trip_id, d.marked_at::text AS marked_at
+    `SELECT d.group_id, d.service_date, d.trip_id, d.marked_at::text AS marked_at, d.since, t.computed_at::text AS computed_at
      FROM unnest($1::text[], $2::date[], $3::text[]) AS k(group_id, service_date, trip_id)
-     JOIN trip_tracking_dirty d USING (group_id, service_date, trip_id)`,
+     JOIN trip_tracking_dirty d USING (group_id, service_date, trip_id)
+     LEFT JOIN trip_tracking t USING (group_id, service_date, trip_id)`,
     [keys.map((k) => k.group_id), keys.map((k) => k.service_date), keys.map((k) => k.trip_id)],
   );
 }

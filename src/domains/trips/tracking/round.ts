@@ -48,9 +48,15 @@ export interface TripKey {
   trip_id: string;
 }
 
-/** A dirty mark read by the round (as text: microseconds), cleared after the write unless newer. */
+/**
+ * A dirty mark read by the round (as text: microseconds), cleared after the write unless newer:
+ * `since` the earliest report it stands for (null: everything; a Date, to the millisecond below),
+ * `computed_at` the trip's last recomputation as read with the mark (text; null: none stored).
+ */
 export interface Mark extends TripKey {
   marked_at: string;
+  since: Date | null;
+  computed_at: string | null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -64,6 +70,7 @@ const MAX_ITINERARIES = 5_000;
 class TrackingMemo {
   private readonly trips = new Map<string, TripMemo>();
   private readonly itineraries = new Map<string, Itinerary>();
+  private readonly recorded = new Map<string, HeldReports>();
 
   /** The memo of a trip, most recently used last (the least recent go first). */
   trip(k: TripKey): TripMemo {
@@ -76,7 +83,27 @@ class TrackingMemo {
   }
 
   forget(k: TripKey): void {
-    this.trips.delete(`${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`);
+    const key = `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
+    this.trips.delete(key);
+    this.recorded.delete(key);
+  }
+
+  /** The reports of a trip held since this handle's round wrote `computedAt`, if it is still the trip's stored one. */
+  held(k: TripKey, computedAt: string | null): Recorded | undefined {
+    const h = this.recorded.get(`${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`);
+    return h && computedAt !== null && h.computedAt === computedAt ? h.rec : undefined;
+  }
+
+  /** Holds a trip's reports as read by a round whose write stored `computedAt` (least recent go first). */
+  hold(k: TripKey, rec: Recorded, computedAt: string): void {
+    const key = `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
+    this.recorded.delete(key);
+    this.recorded.set(key, { rec, computedAt });
+    if (this.recorded.size > MAX_TRIP_MEMOS) this.recorded.delete(this.recorded.keys().next().value!);
+  }
+
+  drop(k: TripKey): void {
+    this.recorded.delete(`${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`);
   }
 
   /** The itinerary of a shape of a version (immutable, like the shape). */
@@ -90,6 +117,12 @@ class TrackingMemo {
     }
     return it;
   }
+}
+
+/** A trip's reports as a round read them, and the trip's computed_at that round wrote. */
+interface HeldReports {
+  rec: Recorded;
+  computedAt: string;
 }
 
 /** The tracking memo of a database handle (kept by the handle, made on first use). */
@@ -111,14 +144,53 @@ function groupBy<T>(rows: readonly T[], key: (r: T) => string): Map<string, T[]>
  * and clears `marks` (those the caller read) in the same transaction, each unless newer.
  */
 export async function recomputeTrips(db: Db, keys: readonly TripKey[], marks: readonly Mark[] = []): Promise<void> {
-  const results: { key: TripKey; result: TripResult | null }[] = [];
+  const memo = memoOf(db);
+  const markOf = new Map(marks.map((m) => [k3(m), m]));
+  const results: Computed[] = [];
   for (const [groupId, ofGroup] of groupBy(keys, (k) => k.group_id)) {
-    results.push(...(await computeGroup(db, groupId, ofGroup)));
+    results.push(...(await computeGroup(db, groupId, ofGroup, markOf)));
   }
-  await writeRound(db, results, marks);
+  let computedAt: string | null;
+  try {
+    computedAt = await writeRound(db, results, marks);
+  } catch (err) {
+    for (const r of results) memo.drop(r.key);
+    throw err;
+  }
+  // The reports read are held for the next round of each trip still open, with the computed_at
+  // just written: valid while the trip's stored one is still that (no other instance's round since).
+  for (const r of results) {
+    if (computedAt !== null && r.result && !r.result.end_reported) memo.hold(r.key, r.rec, computedAt);
+    else memo.drop(r.key);
+  }
 }
 
-async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[]): Promise<{ key: TripKey; result: TripResult | null }[]> {
+interface Computed {
+  key: TripKey;
+  result: TripResult | null;
+  /** What was recorded for the trip, as computed from. */
+  rec: Recorded;
+}
+
+const k3 = (k: TripKey) => `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
+
+/** A report's identity: its device and client id (and instant: the key of the partitioned tables). */
+const idOf = (r: { device_id: string; at: Date }) => `${r.device_id}\u0000${(r as { client_id?: string }).client_id}\u0000${r.at.getTime()}`;
+
+/**
+ * The reports held of a trip and those just read from its bound on, as one list in time order:
+ * every report at or after the bound is among those read (reports are never changed or deleted,
+ * the window aside), so the held ones not read again are all earlier than every one read.
+ */
+function merged<R extends { device_id: string; at: Date }>(held: readonly R[], fresh: readonly R[]): readonly R[] {
+  if (fresh.length === 0) return held;
+  const again = new Set(fresh.map(idOf));
+  const out = held.filter((r) => !again.has(idOf(r)));
+  for (const r of fresh) out.push(r);
+  return out;
+}
+
+async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[], markOf: ReadonlyMap<string, Mark>): Promise<Computed[]> {
   const cache = scheduleMemoOf(db);
   const memo = memoOf(db);
   const byDate = groupBy(keys, (k) => k.service_date);
@@ -128,13 +200,22 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[]): 
     const day = await tripsOnServiceDate(db, groupId, date, { tripIds: [...new Set(ofDate.map((k) => k.trip_id))] });
     days.set(date, { gtfsId: day.gtfsId, dayStart: day.dayStart, instances: groupBy(day.trips, (t) => t.trip_id), window: reportWindow(day.dayStart) });
   }
-  const dates = [...byDate.keys()];
-  const tripIds = [...new Set(keys.map((k) => k.trip_id))];
-  const from = new Date(Math.min(...[...days.values()].map((d) => d.window.from.getTime())));
+  // Incremental reads: a trip whose reports this handle holds as of the trip's stored computation,
+  // and whose mark says from when reports came since (a report's mark keeps the earliest), is read
+  // from then on (a millisecond earlier: Dates have no microseconds); any other from its window's start.
+  const held = new Map<string, Recorded>();
+  const reads = keys.map((k) => {
+    const window = days.get(k.service_date)!.window;
+    const m = markOf.get(k3(k));
+    const h = m?.since ? memo.held(k, m.computed_at) : undefined;
+    if (h) held.set(k2(k.service_date, k.trip_id), h);
+    const from = h ? new Date(Math.max(window.from.getTime(), m!.since!.getTime() - 1)) : window.from;
+    return { service_date: k.service_date, trip_id: k.trip_id, from };
+  });
+  const from = new Date(Math.min(...reads.map((r) => r.from.getTime())));
   const until = new Date(Math.max(...[...days.values()].map((d) => d.window.until.getTime())));
-  // Each statement may return rows of a (date, trip) the round does not name (dates × trips): left out below.
-  const { events, positions, runs, counts } = await selectRecorded(db, groupId, dates, tripIds, from, until);
-  // Each row within its own date's window (the statements read the union of the windows).
+  const { events, positions, runs, counts } = await selectRecorded(db, groupId, reads, from, until);
+  // Each row within its own date's window.
   const inWindow = <R extends { service_date: string; at: Date }>(rows: R[]) =>
     groupBy(rows.filter((r) => {
       const w = days.get(r.service_date)?.window;
@@ -151,7 +232,11 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[]): 
   let last = -Infinity;
   for (const k of keys) {
     const key = k2(k.service_date, k.trip_id);
-    const r: Recorded = { events: eventsOf.get(key) ?? [], positions: positionsOf.get(key) ?? [], runs: runsOf.get(key) ?? [], counts: countsOf.get(key) ?? [] };
+    const h = held.get(key);
+    const r: Recorded = {
+      events: merged(h?.events ?? [], eventsOf.get(key) ?? []), positions: merged(h?.positions ?? [], positionsOf.get(key) ?? []),
+      runs: merged(h?.runs ?? [], runsOf.get(key) ?? []), counts: merged(h?.counts ?? [], countsOf.get(key) ?? []),
+    };
     recorded.set(key, r);
     for (const x of [...r.events, ...r.positions, ...r.runs, ...r.counts]) {
       devices.add(x.device_id);
@@ -184,7 +269,7 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[]): 
   // The computation of a whole network's trips is seconds of JavaScript: given in slices, so the
   // requests waiting (feeds answered from memory, device batches) are answered between two.
   const turn = slices();
-  const out: { key: TripKey; result: TripResult | null }[] = [];
+  const out: Computed[] = [];
   for (const k of keys) {
     const wait = turn();
     if (wait) await wait;
@@ -200,7 +285,7 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[]): 
     const result = computeTrip(rec, { gtfsId: day.gtfsId, trip, stops, shape, ...(itinerary ? { itinerary } : {}) }, mine, memo.trip(k));
     // A trip over (trip_end reported) or with nothing recorded is not computed again soon: its memo goes.
     if (!result || result.end_reported) memo.forget(k);
-    out.push({ key: k, result });
+    out.push({ key: k, result, rec });
   }
   return out;
 }
