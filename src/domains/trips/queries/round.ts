@@ -6,7 +6,7 @@
  * trip_tracking and trip_tracking_stops and clearing the dirty marks it read.
  */
 import type { Db } from '../../../platform/db/index.js';
-import type { CountRow, DutyRow, EventRow, PositionRow, RunRow, TripResult } from '../tracking/compute.js';
+import type { CountRow, DutyRow, EventRow, PositionRow, RunRow, StopResult, TripResult } from '../tracking/compute.js';
 import type { Mark, TripKey } from '../tracking/round.js';
 
 /** A report row of a trip, with its identity (device_id and client_id: merges with reports held, tracking/round.ts). */
@@ -86,13 +86,16 @@ function together(parts: readonly Part[], last: string): Part {
  * through unnest; a stop row that did not change is not rewritten), and `marks` cleared unless a
  * newer report marked the trip again meanwhile. Returns the computed_at written.
  */
-export async function writeRound(db: Db, results: readonly { key: TripKey; result: TripResult | null }[], marks: readonly Mark[]): Promise<string | null> {
+export async function writeRound(
+  db: Db, results: readonly { key: TripKey; result: TripResult | null; changed?: readonly StopResult[] }[], marks: readonly Mark[],
+): Promise<string | null> {
   if (results.length === 0 && marks.length === 0) return null;
   // One order for every writer (rows are locked in it): two instances' rounds never deadlock.
   const order = (a: TripKey, b: TripKey) => cmp(a.group_id, b.group_id) || cmp(a.service_date, b.service_date) || cmp(a.trip_id, b.trip_id);
   results = [...results].sort((a, b) => order(a.key, b.key));
-  const stopped = results.filter((r) => r.result !== null) as { key: TripKey; result: TripResult }[];
-  const stops = stopped.flatMap(({ key, result }) => result.stops.map((s) => ({ key, r: s })));
+  const stopped = results.filter((r) => r.result !== null) as { key: TripKey; result: TripResult; changed?: readonly StopResult[] }[];
+  // Of each trip, the stop rows that may differ from those stored (`changed`, when the caller knows them).
+  const stops = stopped.flatMap(({ key, result, changed }) => (changed ?? result.stops).map((s) => ({ key, r: s })));
   const col = <T, V>(rows: readonly T[], f: (r: T) => V) => rows.map(f);
   const parts: Part[] = [];
   if (results.length > 0) {

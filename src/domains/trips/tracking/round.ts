@@ -22,7 +22,7 @@ import { scheduleMemoOf } from '../../gtfs/schedule-memo.js';
 import { onServiceDay, tripsOnServiceDate, type ScheduledTrip, type ShapePoint, type StoredStopTimes } from '../../gtfs/service-days.js';
 import { Itinerary, type LonLat } from '../passages.js';
 import { selectDutiesOfDevices, selectRecorded, writeRound } from '../queries/round.js';
-import { computeTrip, pickInstance, reportedStart, type Recorded, type TripMemo, type TripResult } from './compute.js';
+import { computeTrip, pickInstance, reportedStart, type Recorded, type StopResult, type TripMemo, type TripResult } from './compute.js';
 
 /** Reports of a service date are read from this long before the start of its service day, in hours. */
 export const WINDOW_BEFORE_HOURS = 1;
@@ -88,17 +88,17 @@ class TrackingMemo {
     this.recorded.delete(key);
   }
 
-  /** The reports of a trip held since this handle's round wrote `computedAt`, if it is still the trip's stored one. */
-  held(k: TripKey, computedAt: string | null): Recorded | undefined {
+  /** What this handle's round wrote of a trip and read for it, if its `computedAt` is still the trip's stored one. */
+  held(k: TripKey, computedAt: string | null): HeldReports | undefined {
     const h = this.recorded.get(`${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`);
-    return h && computedAt !== null && h.computedAt === computedAt ? h.rec : undefined;
+    return h && computedAt !== null && h.computedAt === computedAt ? h : undefined;
   }
 
-  /** Holds a trip's reports as read by a round whose write stored `computedAt` (least recent go first). */
-  hold(k: TripKey, rec: Recorded, computedAt: string): void {
+  /** Holds a trip's reports as read by a round, and its stop rows as written by it, which stored `computedAt` (least recent go first). */
+  hold(k: TripKey, h: HeldReports): void {
     const key = `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
     this.recorded.delete(key);
-    this.recorded.set(key, { rec, computedAt });
+    this.recorded.set(key, h);
     if (this.recorded.size > MAX_TRIP_MEMOS) this.recorded.delete(this.recorded.keys().next().value!);
   }
 
@@ -119,9 +119,10 @@ class TrackingMemo {
   }
 }
 
-/** A trip's reports as a round read them, and the trip's computed_at that round wrote. */
+/** A trip's reports as a round read them, its stop rows as the round stored them, and the trip's computed_at it wrote. */
 interface HeldReports {
   rec: Recorded;
+  stops: readonly StopResult[];
   computedAt: string;
 }
 
@@ -160,7 +161,7 @@ export async function recomputeTrips(db: Db, keys: readonly TripKey[], marks: re
   // The reports read are held for the next round of each trip still open, with the computed_at
   // just written: valid while the trip's stored one is still that (no other instance's round since).
   for (const r of results) {
-    if (computedAt !== null && r.result && !r.result.end_reported) memo.hold(r.key, r.rec, computedAt);
+    if (computedAt !== null && r.result && !r.result.end_reported) memo.hold(r.key, { rec: r.rec, stops: r.result.stops, computedAt });
     else memo.drop(r.key);
   }
 }
@@ -170,6 +171,8 @@ interface Computed {
   result: TripResult | null;
   /** What was recorded for the trip, as computed from. */
   rec: Recorded;
+  /** The stop rows to write: those that differ from what this handle's last round stored (all when it holds nothing). */
+  changed?: readonly StopResult[];
 }
 
 const k3 = (k: TripKey) => `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
@@ -178,16 +181,44 @@ const k3 = (k: TripKey) => `${k.group_id}\u0000${k.service_date}\u0000${k.trip_i
 const idOf = (r: { device_id: string; at: Date }) => `${r.device_id}\u0000${(r as { client_id?: string }).client_id}\u0000${r.at.getTime()}`;
 
 /**
- * The reports held of a trip and those just read from its bound on, as one list in time order:
- * every report at or after the bound is among those read (reports are never changed or deleted,
- * the window aside), so the held ones not read again are all earlier than every one read.
+ * The reports held of a trip and those just read from `bound` on, as one list in time order: every
+ * report at or after the bound is among those read (reports are never changed or deleted, the
+ * window aside), so the held ones not read again are all earlier than every one read. Only the
+ * held ones dated from a second before the bound on are looked for among those read, from the end
+ * (a margin: a Date drops the microseconds, and its parse may drop one more millisecond).
  */
-function merged<R extends { device_id: string; at: Date }>(held: readonly R[], fresh: readonly R[]): readonly R[] {
+function merged<R extends { device_id: string; at: Date }>(held: readonly R[], fresh: readonly R[], bound: number): readonly R[] {
   if (fresh.length === 0) return held;
-  const again = new Set(fresh.map(idOf));
-  const out = held.filter((r) => !again.has(idOf(r)));
+  if (held.length === 0) return fresh;
+  let tail = held.length;
+  while (tail > 0 && held[tail - 1]!.at.getTime() >= bound - 1000) tail--;
+  const out = held.slice(0, tail);
+  if (tail < held.length) {
+    const again = new Set(fresh.map(idOf));
+    for (let i = tail; i < held.length; i++) if (!again.has(idOf(held[i]!))) out.push(held[i]!);
+  }
   for (const r of fresh) out.push(r);
   return out;
+}
+
+/** Whether two stop rows of a trip store the same (the columns of trip_tracking_stops). */
+function sameStop(a: StopResult, b: StopResult): boolean {
+  const t = (d: Date | null | undefined) => (d ? d.getTime() : null);
+  const ints = (x: readonly number[], y: readonly number[]) => x.length === y.length && x.every((v, i) => v === y[i]);
+  return a.s.stop_sequence === b.s.stop_sequence && a.s.stop_id === b.s.stop_id && a.s.stop_name === b.s.stop_name && a.s.stop_lat === b.s.stop_lat
+    && a.s.stop_lon === b.s.stop_lon && t(a.s.arrival_at) === t(b.s.arrival_at) && t(a.s.departure_at) === t(b.s.departure_at)
+    && t(a.p?.at) === t(b.p?.at) && (a.p?.source ?? null) === (b.p?.source ?? null) && a.delay === b.delay && (a.p?.lat ?? null) === (b.p?.lat ?? null)
+    && (a.p?.lon ?? null) === (b.p?.lon ?? null) && (a.p?.gps_valid ?? null) === (b.p?.gps_valid ?? null) && (a.p?.device_id ?? null) === (b.p?.device_id ?? null)
+    && a.vehicle === b.vehicle && a.driver === b.driver && ints(a.in, b.in) && ints(a.out, b.out) && t(a.arrival) === t(b.arrival) && t(a.departure) === t(b.departure);
+}
+
+/** The stop rows of `now` that differ from those stored before (by stop_sequence). */
+function changedStops(before: readonly StopResult[], now: readonly StopResult[]): StopResult[] {
+  const bySeq = new Map(before.map((x) => [x.s.stop_sequence, x]));
+  return now.filter((x) => {
+    const b = bySeq.get(x.s.stop_sequence);
+    return !b || !sameStop(b, x);
+  });
 }
 
 async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[], markOf: ReadonlyMap<string, Mark>): Promise<Computed[]> {
@@ -203,7 +234,7 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[], m
   // Incremental reads: a trip whose reports this handle holds as of the trip's stored computation,
   // and whose mark says from when reports came since (a report's mark keeps the earliest), is read
   // from then on (a millisecond earlier: Dates have no microseconds); any other from its window's start.
-  const held = new Map<string, Recorded>();
+  const held = new Map<string, HeldReports>();
   const reads = keys.map((k) => {
     const window = days.get(k.service_date)!.window;
     const m = markOf.get(k3(k));
@@ -212,6 +243,7 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[], m
     const from = h ? new Date(Math.max(window.from.getTime(), m!.since!.getTime() - 1)) : window.from;
     return { service_date: k.service_date, trip_id: k.trip_id, from };
   });
+  const boundOf = new Map(reads.map((r) => [k2(r.service_date, r.trip_id), r.from.getTime()]));
   const from = new Date(Math.min(...reads.map((r) => r.from.getTime())));
   const until = new Date(Math.max(...[...days.values()].map((d) => d.window.until.getTime())));
   const { events, positions, runs, counts } = await selectRecorded(db, groupId, reads, from, until);
@@ -227,22 +259,30 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[], m
   const countsOf = inWindow(counts);
 
   const recorded = new Map<string, Recorded>();
+  const devicesOf = new Map<string, Set<string>>();
   const devices = new Set<string>();
   let first = Infinity;
   let last = -Infinity;
   for (const k of keys) {
     const key = k2(k.service_date, k.trip_id);
-    const h = held.get(key);
+    const h = held.get(key)?.rec;
+    const bound = boundOf.get(key)!;
     const r: Recorded = {
-      events: merged(h?.events ?? [], eventsOf.get(key) ?? []), positions: merged(h?.positions ?? [], positionsOf.get(key) ?? []),
-      runs: merged(h?.runs ?? [], runsOf.get(key) ?? []), counts: merged(h?.counts ?? [], countsOf.get(key) ?? []),
+      events: merged(h?.events ?? [], eventsOf.get(key) ?? [], bound), positions: merged(h?.positions ?? [], positionsOf.get(key) ?? [], bound),
+      runs: merged(h?.runs ?? [], runsOf.get(key) ?? [], bound), counts: merged(h?.counts ?? [], countsOf.get(key) ?? [], bound),
     };
     recorded.set(key, r);
-    for (const x of [...r.events, ...r.positions, ...r.runs, ...r.counts]) {
-      devices.add(x.device_id);
-      first = Math.min(first, x.at.getTime());
-      last = Math.max(last, x.at.getTime());
+    const mine = new Set<string>();
+    for (const list of [r.events, r.positions, r.runs, r.counts]) {
+      for (const x of list) mine.add(x.device_id);
+      // Each list is in time order: its first and last are its earliest and latest.
+      if (list.length > 0) {
+        first = Math.min(first, list[0]!.at.getTime());
+        last = Math.max(last, list[list.length - 1]!.at.getTime());
+      }
     }
+    devicesOf.set(key, mine);
+    for (const d of mine) devices.add(d);
   }
 
   // The instance each trip's reports name, then the stop times and shapes the cache lacks, per version.
@@ -280,12 +320,13 @@ async function computeGroup(db: Db, groupId: string, keys: readonly TripKey[], m
     const stops = trip && stored ? onServiceDay(stored, day.dayStart, trip.first_departure) : [];
     const shape = trip?.shape_id && day.gtfsId ? (shapes.get(day.gtfsId)?.get(trip.shape_id) ?? []) : [];
     const rec = recorded.get(key)!;
-    const mine = [...new Set([...rec.events, ...rec.positions, ...rec.runs, ...rec.counts].map((x) => x.device_id))].flatMap((d) => dutiesOf.get(d) ?? []);
+    const mine = [...devicesOf.get(key)!].flatMap((d) => dutiesOf.get(d) ?? []);
     const itinerary = trip?.shape_id && day.gtfsId ? memo.itinerary(groupId, day.gtfsId, trip.shape_id, shape) : undefined;
     const result = computeTrip(rec, { gtfsId: day.gtfsId, trip, stops, shape, ...(itinerary ? { itinerary } : {}) }, mine, memo.trip(k));
     // A trip over (trip_end reported) or with nothing recorded is not computed again soon: its memo goes.
     if (!result || result.end_reported) memo.forget(k);
-    out.push({ key: k, result, rec });
+    const before = held.get(key)?.stops;
+    out.push({ key: k, result, rec, ...(result && before ? { changed: changedStops(before, result.stops) } : {}) });
   }
   return out;
 }
