@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig, testConfig } from '../../src/config.js';
 import { feedsOffThread } from '../../src/domains/feeds/feed-thread.js';
+import { samplePredictions } from '../../src/domains/predictions/samples.js';
 import type { FastifyInstance } from 'fastify';
 import { engine } from '../helpers/db.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
@@ -141,5 +142,39 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
       expect(f.t.ctx.services.feeds.rebuilding(f.g)).toBe(true);
     });
     await settled(f);
+  });
+
+  it('samples the published predictions on the worker thread, recording what the service thread records', async () => {
+    // T3 (08:30 local, 07:30Z) in progress: its vehicle left S1 at 07:31Z.
+    const d = await newDevice(f.t, f.g);
+    const sent = await send(f.t, f.g, d.auth, [
+      item('trip_start', '2026-03-10T07:29:00Z', { trip_id: 'T3', service_date: '2026-03-10' }),
+      item('trip_event', '2026-03-10T07:31:00Z', { trip_id: 'T3', service_date: '2026-03-10', event: 'departure', stop_id: 'S1', stop_sequence: 1, gps_valid: true }),
+    ]);
+    expect(sent.json.rejected).toEqual([]);
+    await eventually(async () => (await f.t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM trip_tracking_dirty'))[0]!.n === 0, 'the tracking rounds done');
+    const now = f.clock.now();
+    const rows = async () => {
+      const r = await f.t.db.query(
+        `SELECT trip_id, stop_sequence, sampled_minute, sampled_at, stop_id, route_id, predicted_arrival_at, predicted_departure_at, uncertainty_s, horizon_s, basis
+         FROM prediction_samples WHERE group_id = $1 ORDER BY trip_id, stop_sequence`, [f.g]);
+      await f.t.db.query('DELETE FROM prediction_samples WHERE group_id = $1', [f.g]);
+      return r;
+    };
+    // The asks the cache sends its worker (its thread seam, as above), watched.
+    const thread = (f.t.ctx.services.feeds as unknown as { thread: { ask(a: { op: string }): Promise<unknown> } }).thread;
+    const asked: string[] = [];
+    const ask = thread.ask.bind(thread);
+    thread.ask = (a) => (asked.push(a.op), ask(a));
+    const onWorker = await samplePredictions(f.t.ctx, { now, groupId: f.g });
+    thread.ask = ask;
+    expect(asked).toContain('samples');
+    const worker = await rows();
+    const onService = await samplePredictions(here.ctx, { now, groupId: f.g });
+    const service = await rows();
+    // T3's stops ahead (S2, S3) at least, and the next trip of its block (T4).
+    expect(onWorker).toBeGreaterThanOrEqual(2);
+    expect(worker.map((r) => (r as { trip_id: string }).trip_id)).toContain('T3');
+    expect([onWorker, worker]).toEqual([onService, service]);
   });
 });

@@ -43,6 +43,7 @@ import { scheduleMemoOf, type ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { FeedThread, feedsOffThread, headOf, type Finished } from './feed-thread.js';
 import { networkNow, positionsNow, type NetworkHead, type NetworkNow } from './network.js';
 import { builtLast, outputName, positionsOnly, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
+import type { SampleAsk } from '../predictions/samples.js';
 
 export interface Output extends Finished {
   /** Weak ETag of the content (timestamps of production excluded). */
@@ -162,6 +163,12 @@ export class FeedCache implements Service {
     return this.thread !== undefined;
   }
 
+  /** A round of the prediction sampler on the feeds' worker thread (predictions/samples.ts): the rows recorded. */
+  async samplePredictions(ask: SampleAsk): Promise<number> {
+    if (!this.thread) throw new Error("the prediction sampler is asked of the feeds' worker thread, and the feeds are built on this thread");
+    return (await this.thread.ask({ op: 'samples', ask })).recorded ?? 0;
+  }
+
   private get refreshMs() {
     return this.ctx.config.feeds.refreshSeconds * 1000;
   }
@@ -247,7 +254,7 @@ export class FeedCache implements Service {
     const { first, last } = FeedCache.turns(g);
     const asked = first.flatMap(([name, o]) => (o.spec ? [[name, o.spec] as [string, OutputSpec]] : []));
     const a = await thread.ask({ op: 'rebuild', groupId, now: now.getTime(), outputs: asked, later: last });
-    const net = headOf(groupId, a.head);
+    const net = headOf(groupId, a.head!);
     const built = stampedAll(net, a.outputs, g);
     for (const [name, err] of a.failed ?? []) this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
     g.net = net;
@@ -257,7 +264,7 @@ export class FeedCache implements Service {
       if (!spec) return undefined;
       // From the snapshot the worker holds: this one (no other rebuild of the group meanwhile), or one it read again (it was started again).
       const b = await thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec });
-      return stamp(b.head.now === net.now.getTime() ? net : headOf(groupId, b.head), received(b.outputs![0]![1]), g.outputs.get(name)?.out);
+      return stamp(b.head!.now === net.now.getTime() ? net : headOf(groupId, b.head!), received(b.outputs![0]![1]), g.outputs.get(name)?.out);
     });
     return net;
   }
@@ -334,7 +341,7 @@ export class FeedCache implements Service {
   private async positionsOf(groupId: string, g: GroupFeeds, now: Date, outputs: [string, OutputSpec][]): Promise<Map<string, Output>> {
     if (this.thread) {
       const a = await this.thread.ask({ op: 'positions', groupId, now: now.getTime(), outputs });
-      return stampedAll(headOf(groupId, a.head), a.outputs, g);
+      return stampedAll(headOf(groupId, a.head!), a.outputs, g);
     }
     const built = new Map<string, Output>();
     const net = await positionsNow(this.ctx.db, groupId, now, this.ctx.config.feeds.staleVehicleSeconds);
@@ -370,7 +377,7 @@ export class FeedCache implements Service {
       const a = await this.thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec: spec! });
       const f = a.outputs![0]![1];
       // The worker's snapshot: the same as this one, or a newer one whose rebuild's answer is on its way.
-      const built = a.head.now === net.now.getTime() ? net : headOf(groupId, a.head);
+      const built = a.head!.now === net.now.getTime() ? net : headOf(groupId, a.head!);
       out = stamp(built, received(f), entry?.out);
     } else {
       out = await make(g.full!, recipe, entry?.out);
@@ -389,7 +396,7 @@ export class FeedCache implements Service {
       return { net: full, document: await stopMonitoringDocument(this.ctx.db, full, ask) };
     }
     const a = await this.thread.ask({ op: 'stop-monitoring', groupId, now: net.now.getTime(), ask });
-    return { net: a.head.now === net.now.getTime() ? net : headOf(groupId, a.head), document: a.document! };
+    return { net: a.head!.now === net.now.getTime() ? net : headOf(groupId, a.head!), document: a.document! };
   }
 
   /** Whether a rebuild of the group is under way (the benchmark measures the answers given meanwhile). */

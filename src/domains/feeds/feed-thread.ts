@@ -19,6 +19,8 @@
  *   and the outputs told from them built (its snapshot is not kept: the next output asked for is
  *   of the whole snapshot held).
  * - stop-monitoring { groupId, now, ask }: a StopMonitoring document of that snapshot.
+ * - samples { ask }: a round of the prediction sampler (predictions/samples.ts recordSamples) on
+ *   its database, with the schedule and tracking it keeps for the feeds; answers the rows recorded.
  * - close: closes its database and ends.
  */
 import { createRequire } from 'node:module';
@@ -29,6 +31,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../platform/db/index.js';
 import type { OutputSpec, StopMonitoringAsk } from './outputs.js';
 import type { NetworkHead } from './network.js';
+import type { SampleAsk } from '../predictions/samples.js';
 
 /** An output as built, before the cache stamps it (ETag, Last-Modified): cache.ts `finish`. */
 export interface Finished {
@@ -57,10 +60,12 @@ export type Ask =
   | { op: 'output'; groupId: string; now: number; name: string; spec: OutputSpec }
   | { op: 'positions'; groupId: string; now: number; outputs: [string, OutputSpec][] }
   | { op: 'stop-monitoring'; groupId: string; now: number; ask: StopMonitoringAsk }
+  | { op: 'samples'; ask: SampleAsk }
   | { op: 'close' };
 
 export type Answer =
-  | { ok: true; head: { now: number; timezone: string }; outputs?: [string, Finished][]; failed?: [string, string][]; document?: string }
+  /** `head`: of the snapshot asked about (every op but samples, which answers `recorded`). */
+  | { ok: true; head?: { now: number; timezone: string }; outputs?: [string, Finished][]; failed?: [string, string][]; document?: string; recorded?: number }
   | { ok: false; message: string };
 
 /** The pool of the worker's own connections: a rebuild runs a handful of queries, one after the other. */

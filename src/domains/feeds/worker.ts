@@ -10,6 +10,7 @@ import { finish, readSnapshot, type SnapshotSettings } from './cache.js';
 import type { Answer, Ask, Finished, WorkerSetup } from './feed-thread.js';
 import { positionsNow, type NetworkNow } from './network.js';
 import { outputName, recipeOf, stopMonitoringDocument, type OutputSpec } from './outputs.js';
+import { recordSamples, type SampleAsk } from '../predictions/samples.js';
 
 /**
  * The tracking is read as the service's rounds left it: the worker does not recompute the trips
@@ -57,7 +58,7 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
     return (g.net ??= await readSnapshot(db, groupId, new Date(now), settings, scheduleMemoOf(db), AS_ROUNDS_LEFT));
   }
 
-  async function answer(ask: Exclude<Ask, { op: 'close' }>): Promise<Answer & { ok: true }> {
+  async function answer(ask: Exclude<Ask, { op: 'close' | 'samples' }>): Promise<Answer & { ok: true }> {
     const g = groupOf(ask.groupId);
     switch (ask.op) {
       case 'rebuild': {
@@ -95,6 +96,12 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
     }
   }
 
+  /** A round of the prediction sampler, on this thread's database, schedule and tracking (as the rounds left it). */
+  async function sample(ask: SampleAsk): Promise<Answer & { ok: true }> {
+    const now = new Date(ask.now);
+    return { ok: true, recorded: await recordSamples({ db, clock: { now: () => now }, config: { predictions: setup.predictions } }, ask, AS_ROUNDS_LEFT) };
+  }
+
   let closing = false;
   port.on('message', ([id, ask]: [number, Ask]) => {
     if (ask.op === 'close') {
@@ -103,7 +110,7 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
       return;
     }
     if (closing) return;
-    answer(ask).then(
+    (ask.op === 'samples' ? sample(ask.ask) : answer(ask)).then(
       (a) => port.postMessage([id, a], movable(a)),
       (err: unknown) => port.postMessage([id, { ok: false, message: err instanceof Error ? err.message : String(err) } satisfies Answer]),
     );

@@ -18,7 +18,7 @@ import { slices } from '../../platform/slices.js';
 import type { Period } from '../../platform/time.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { deleteSamplesBefore, HORIZON_BANDS, insertSamples, type SampleColumns, type ScoreKeyed, selectSampleCandidates, selectScores } from './queries/samples.js';
-import { predictOpenTrips } from './service.js';
+import { predictOpenTrips, type PredictionContext } from './service.js';
 
 export { HORIZON_BANDS, WINDOW_MINUTES } from './queries/samples.js';
 /** A one-minute bin is complete with this many samples (at most one a minute is recorded: see docs/predictions.md). */
@@ -37,16 +37,46 @@ const noColumns = (): SampleColumns => ({ trip: [], seq: [], stop: [], route: []
  * the rows are built in slices and written SAMPLE_CHUNK_ROWS at a time, so a city's minute never
  * holds the event loop or one statement long. A chunk is written whole or not at all; the key
  * (one sample a clock minute) makes a round run again harmless.
+ *
+ * Where the feeds are built on their worker thread (FEEDS_WORKER, PostgreSQL), the sampling is
+ * done there (recordSamples, asked through the feed cache): the worker already keeps the day's
+ * schedule and the open trips' tracking for its rebuilds, and a city's minute of predictions is
+ * seconds of work the service's thread (device batches, trip objects) no longer does. The worker
+ * reads the tracking as the rounds left it, as it does for the feeds.
  */
 export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupId?: string; chunkRows?: number } = {}): Promise<number> {
-  const now = o.now ?? ctx.clock.now();
-  const maxHorizonS = ctx.config.predictionSamples.maxHorizonMinutes * 60;
-  const chunkRows = o.chunkRows ?? SAMPLE_CHUNK_ROWS;
-  const candidates = await selectSampleCandidates(ctx.db, now, o.groupId ?? null);
+  const ask: SampleAsk = {
+    now: (o.now ?? ctx.clock.now()).getTime(), groupId: o.groupId ?? null,
+    maxHorizonS: ctx.config.predictionSamples.maxHorizonMinutes * 60, chunkRows: o.chunkRows ?? SAMPLE_CHUNK_ROWS,
+  };
+  const feeds = ctx.services.feeds;
+  if (feeds?.offThread) return feeds.samplePredictions(ask);
+  return recordSamples(ctx, ask);
+}
+
+/** A round of the sampler: at `now` (ms), of one group or all, stops at most maxHorizonS ahead, chunkRows a statement. */
+export interface SampleAsk {
+  now: number;
+  groupId: string | null;
+  maxHorizonS: number;
+  chunkRows: number;
+}
+
+/**
+ * A round of the sampler on a database handle (samplePredictions; the feeds' worker thread, with
+ * `recompute` false: the tracking as the rounds left it). Returns the rows recorded.
+ */
+export async function recordSamples(ctx: PredictionContext, ask: SampleAsk, o: { recompute?: boolean } = {}): Promise<number> {
+  const now = new Date(ask.now);
+  const candidates = await selectSampleCandidates(ctx.db, now, ask.groupId);
+  const memo = scheduleMemoOf(ctx.db);
   let recorded = 0;
   for (const { group_id: groupId, service_date: date } of candidates) {
     // The day's whole schedule, as the feeds read it (gtfs/schedule-memo.ts: read once per version and date).
-    const { schedule: day, predictions } = await predictOpenTrips(ctx, groupId, date, { now, schedule: () => scheduleMemoOf(ctx.db).dayOf(ctx.db, groupId, undefined, date) });
+    const { schedule: day, predictions } = await predictOpenTrips({ ...ctx, clock: { now: () => now } }, groupId, date, {
+      now, schedule: () => memo.dayOf(ctx.db, groupId, undefined, date),
+      ...(o.recompute === false ? { recompute: false } : {}),
+    });
     if (day === null || predictions.length === 0) continue;
     const routes = new Map(day.trips.map((t) => [t.trip_id, t.route_id]));
     let cols = noColumns();
@@ -58,7 +88,7 @@ export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupI
       if (route === undefined) continue;
       for (const s of p.stops) {
         const horizon = Math.round((s.arrival_at.getTime() - now.getTime()) / 1000);
-        if (horizon > maxHorizonS) continue;
+        if (horizon > ask.maxHorizonS) continue;
         cols.trip.push(p.trip_id);
         cols.seq.push(s.stop_sequence);
         cols.stop.push(s.stop_id);
@@ -69,7 +99,7 @@ export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupI
         cols.hor.push(horizon);
         cols.basis.push(s.basis);
       }
-      if (cols.trip.length >= chunkRows) {
+      if (cols.trip.length >= ask.chunkRows) {
         recorded += await insertSamples(ctx.db, groupId, date, now, cols);
         cols = noColumns();
       }
