@@ -9,11 +9,14 @@
  *   once imported, so what was read of it stays true);
  * - per group: the trip events, positions, trip runs and passenger counts of all the round's
  *   trips, one statement each, bounded to the service dates' windows (reportWindow) so
- *   PostgreSQL reads only the partitions that can hold them; the duties of all their devices;
+ *   PostgreSQL reads only the partitions that can hold them, each trip from its own bound: only
+ *   the reports since its last round when this handle holds the ones before (incremental reads,
+ *   docs/tracking.md); the duties of all their devices;
  * - the computation, pure (compute.ts), per trip;
  * - one statement writing everything (its parts committed together): the stop rows no longer scheduled deleted, the trips with
- *   nothing recorded deleted, every stop row and every trip row upserted (one statement each,
- *   arrays through unnest; a stop row that did not change is not rewritten), and the dirty marks
+ *   nothing recorded deleted, the stop rows that changed since this handle's last write (all
+ *   when it holds none) and every trip row upserted (one statement each, arrays through unnest;
+ *   a stop row that did not change is not rewritten), and the dirty marks
  *   the round read cleared unless a newer report marked the trip again meanwhile.
  */
 import type { Db } from '../../../platform/db/index.js';
@@ -67,6 +70,9 @@ export interface Mark extends TripKey {
 const MAX_TRIP_MEMOS = 8_000;
 const MAX_ITINERARIES = 5_000;
 
+/** A trip's key in the memos: group, service date and trip. */
+const k3 = (k: TripKey) => `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
+
 class TrackingMemo {
   private readonly trips = new Map<string, TripMemo>();
   private readonly itineraries = new Map<string, Itinerary>();
@@ -74,7 +80,7 @@ class TrackingMemo {
 
   /** The memo of a trip, most recently used last (the least recent go first). */
   trip(k: TripKey): TripMemo {
-    const key = `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
+    const key = k3(k);
     const m = this.trips.get(key) ?? {};
     this.trips.delete(key);
     this.trips.set(key, m);
@@ -83,27 +89,27 @@ class TrackingMemo {
   }
 
   forget(k: TripKey): void {
-    const key = `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
+    const key = k3(k);
     this.trips.delete(key);
     this.recorded.delete(key);
   }
 
   /** What this handle's round wrote of a trip and read for it, if its `computedAt` is still the trip's stored one. */
   held(k: TripKey, computedAt: string | null): HeldReports | undefined {
-    const h = this.recorded.get(`${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`);
+    const h = this.recorded.get(k3(k));
     return h && computedAt !== null && h.computedAt === computedAt ? h : undefined;
   }
 
   /** Holds a trip's reports as read by a round, and its stop rows as written by it, which stored `computedAt` (least recent go first). */
   hold(k: TripKey, h: HeldReports): void {
-    const key = `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
+    const key = k3(k);
     this.recorded.delete(key);
     this.recorded.set(key, h);
     if (this.recorded.size > MAX_TRIP_MEMOS) this.recorded.delete(this.recorded.keys().next().value!);
   }
 
   drop(k: TripKey): void {
-    this.recorded.delete(`${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`);
+    this.recorded.delete(k3(k));
   }
 
   /** The itinerary of a shape of a version (immutable, like the shape). */
@@ -174,8 +180,6 @@ interface Computed {
   /** The stop rows to write: those that differ from what this handle's last round stored (all when it holds nothing). */
   changed?: readonly StopResult[];
 }
-
-const k3 = (k: TripKey) => `${k.group_id}\u0000${k.service_date}\u0000${k.trip_id}`;
 
 /** A report's identity: its device and client id (and instant: the key of the partitioned tables). */
 const idOf = (r: { device_id: string; at: Date }) => `${r.device_id}\u0000${(r as { client_id?: string }).client_id}\u0000${r.at.getTime()}`;
