@@ -59,6 +59,28 @@ export const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 const intArray = (values: readonly number[]) => `{${values.join(',')}}`;
 
+/**
+ * The columns of a stop row the round writes (trip_tracking_stops, after the key), as the values it
+ * sends ($4… of the upsert, in this order). int[][] does not travel through unnest as rows: each
+ * row's door lists go as array literals.
+ */
+const STOP_COLUMNS: readonly ((r: StopResult) => unknown)[] = [
+  (r) => r.s.stop_sequence, (r) => r.s.stop_id, (r) => r.s.stop_name, (r) => r.s.stop_lat, (r) => r.s.stop_lon,
+  (r) => r.s.arrival_at, (r) => r.s.departure_at, (r) => r.p?.at ?? null, (r) => r.p?.source ?? null,
+  (r) => r.delay, (r) => r.p?.lat ?? null, (r) => r.p?.lon ?? null, (r) => r.p?.gps_valid ?? null,
+  (r) => r.p?.device_id ?? null, (r) => r.vehicle, (r) => r.driver,
+  (r) => intArray(r.in), (r) => intArray(r.out),
+  (r) => r.arrival, (r) => r.departure,
+];
+
+const stopValues = (r: StopResult) => STOP_COLUMNS.map((f) => f(r));
+
+/** Whether two stop rows store the same: the values the round writes, instants by their time. */
+export function sameStop(a: StopResult, b: StopResult): boolean {
+  const same = (x: unknown, y: unknown) => (x instanceof Date && y instanceof Date ? x.getTime() === y.getTime() : x === y);
+  return STOP_COLUMNS.every((f) => same(f(a), f(b)));
+}
+
 /** A statement and its parameters. */
 type Part = [text: string, params: unknown[]];
 
@@ -115,6 +137,7 @@ export async function writeRound(
     }
   }
   if (stops.length > 0) {
+    const values = stops.map((x) => stopValues(x.r));
     parts.push([
       `INSERT INTO trip_tracking_stops AS o (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
          actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out, actual_arrival_at, actual_departure_at)
@@ -136,13 +159,7 @@ export async function writeRound(
               EXCLUDED.driver_id, EXCLUDED.doors_in, EXCLUDED.doors_out, EXCLUDED.actual_arrival_at, EXCLUDED.actual_departure_at)`,
       [
         col(stops, (x) => x.key.group_id), col(stops, (x) => x.key.service_date), col(stops, (x) => x.key.trip_id),
-        col(stops, (x) => x.r.s.stop_sequence), col(stops, (x) => x.r.s.stop_id), col(stops, (x) => x.r.s.stop_name), col(stops, (x) => x.r.s.stop_lat), col(stops, (x) => x.r.s.stop_lon),
-        col(stops, (x) => x.r.s.arrival_at), col(stops, (x) => x.r.s.departure_at), col(stops, (x) => x.r.p?.at ?? null), col(stops, (x) => x.r.p?.source ?? null),
-        col(stops, (x) => x.r.delay), col(stops, (x) => x.r.p?.lat ?? null), col(stops, (x) => x.r.p?.lon ?? null), col(stops, (x) => x.r.p?.gps_valid ?? null),
-        col(stops, (x) => x.r.p?.device_id ?? null), col(stops, (x) => x.r.vehicle), col(stops, (x) => x.r.driver),
-        // int[][] does not travel through unnest as rows: each row's door list as an array literal.
-        col(stops, (x) => intArray(x.r.in)), col(stops, (x) => intArray(x.r.out)),
-        col(stops, (x) => x.r.arrival), col(stops, (x) => x.r.departure),
+        ...STOP_COLUMNS.map((_, i) => values.map((v) => v[i])),
       ],
     ]);
   }

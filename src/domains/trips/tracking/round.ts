@@ -24,7 +24,7 @@ import { slices } from '../../../platform/slices.js';
 import { scheduleMemoOf } from '../../gtfs/schedule-memo.js';
 import { onServiceDay, tripsOnServiceDate, type ScheduledTrip, type ShapePoint, type StoredStopTimes } from '../../gtfs/service-days.js';
 import { Itinerary, type LonLat } from '../passages.js';
-import { selectDutiesOfDevices, selectRecorded, writeRound } from '../queries/round.js';
+import { sameStop, selectDutiesOfDevices, selectRecorded, writeRound } from '../queries/round.js';
 import { computeTrip, pickInstance, reportedStart, type Recorded, type StopResult, type TripMemo, type TripResult } from './compute.js';
 
 /** Reports of a service date are read from this long before the start of its service day, in hours. */
@@ -203,17 +203,6 @@ function merged<R extends { device_id: string; at: Date }>(held: readonly R[], f
   }
   for (const r of fresh) out.push(r);
   return out;
-}
-
-/** Whether two stop rows of a trip store the same (the columns of trip_tracking_stops). */
-function sameStop(a: StopResult, b: StopResult): boolean {
-  const t = (d: Date | null | undefined) => (d ? d.getTime() : null);
-  const ints = (x: readonly number[], y: readonly number[]) => x.length === y.length && x.every((v, i) => v === y[i]);
-  return a.s.stop_sequence === b.s.stop_sequence && a.s.stop_id === b.s.stop_id && a.s.stop_name === b.s.stop_name && a.s.stop_lat === b.s.stop_lat
-    && a.s.stop_lon === b.s.stop_lon && t(a.s.arrival_at) === t(b.s.arrival_at) && t(a.s.departure_at) === t(b.s.departure_at)
-    && t(a.p?.at) === t(b.p?.at) && (a.p?.source ?? null) === (b.p?.source ?? null) && a.delay === b.delay && (a.p?.lat ?? null) === (b.p?.lat ?? null)
-    && (a.p?.lon ?? null) === (b.p?.lon ?? null) && (a.p?.gps_valid ?? null) === (b.p?.gps_valid ?? null) && (a.p?.device_id ?? null) === (b.p?.device_id ?? null)
-    && a.vehicle === b.vehicle && a.driver === b.driver && ints(a.in, b.in) && ints(a.out, b.out) && t(a.arrival) === t(b.arrival) && t(a.departure) === t(b.departure);
 }
 
 /** The stop rows of `now` that differ from those stored before (by stop_sequence). */
