@@ -150,9 +150,16 @@ export async function storedStopTimes(db: Queryable, groupId: string, gtfsId: st
   const out = new Map<string, StoredStopTimes>();
   if (tripIds.length === 0) return out;
   const rows = await selectStopTimes(db, groupId, gtfsId, tripIds);
-  for (const { trip_id, first_departure, ...r } of rows) {
-    const trip = out.get(trip_id) ?? out.set(trip_id, { first_departure, stops: [] }).get(trip_id)!;
-    trip.stops.push(r);
+  // A stop's strings come once per row from the driver: the rows of one stop share them.
+  const shared = new Map<string, string>();
+  const one = (v: string | null) => (v === null ? null : (shared.get(v) ?? (shared.set(v, v), v)));
+  for (const r of rows) {
+    const trip = out.get(r.trip_id) ?? out.set(r.trip_id, { first_departure: r.first_departure, stops: [] }).get(r.trip_id)!;
+    trip.stops.push({
+      stop_id: one(r.stop_id)!, stop_sequence: r.stop_sequence, stop_name: one(r.stop_name), stop_lat: r.stop_lat, stop_lon: r.stop_lon, stop_headsign: one(r.stop_headsign),
+      arrival_time: r.arrival_time, departure_time: r.departure_time, pickup_type: r.pickup_type, drop_off_type: r.drop_off_type, timepoint: r.timepoint,
+      shape_dist_traveled: r.shape_dist_traveled,
+    });
   }
   return out;
 }
@@ -169,7 +176,14 @@ export function onServiceDay(stored: StoredStopTimes, dayStart: Date, startTime?
   return stored.stops.map((r) => {
     const arrival = r.arrival_time === null ? null : r.arrival_time + shift;
     const departure = r.departure_time === null ? null : r.departure_time + shift;
-    return { ...r, arrival_time: arrival, departure_time: departure, arrival_at: atSeconds(dayStart, arrival), departure_at: atSeconds(dayStart, departure) };
+    // Every field written out, not spread over the row and overridden: a spread with fields
+    // overridden made objects of a slow (dictionary) shape, 700 bytes a stop against under 200, a
+    // city's feeds hold 450,000 of them (bench/RESULTS.md, 2026-11-29 afternoon).
+    return {
+      stop_id: r.stop_id, stop_sequence: r.stop_sequence, stop_name: r.stop_name, stop_lat: r.stop_lat, stop_lon: r.stop_lon, stop_headsign: r.stop_headsign,
+      arrival_time: arrival, departure_time: departure, pickup_type: r.pickup_type, drop_off_type: r.drop_off_type, timepoint: r.timepoint,
+      shape_dist_traveled: r.shape_dist_traveled, arrival_at: atSeconds(dayStart, arrival), departure_at: atSeconds(dayStart, departure),
+    };
   });
 }
 
