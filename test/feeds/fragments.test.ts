@@ -3,8 +3,10 @@ import { crc32, createGunzip, gunzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
-import { assemble, crc32Combine, piece } from '../../src/domains/feeds/fragments.js';
+import { assemble, crc32Combine, piece, TripPieces } from '../../src/domains/feeds/fragments.js';
 import { estimatedTimetableOutput } from '../../src/domains/feeds/siri/build.js';
+import { tripUpdatesMessage, tripUpdatesOutput } from '../../src/domains/feeds/gtfs-rt/feeds.js';
+import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
 import type { NetworkNow } from '../../src/domains/feeds/network.js';
 
 /** Text that does not compress: random characters, some of them of two, three and four bytes in UTF-8. */
@@ -89,6 +91,49 @@ describe('a SIRI EstimatedTimetable built from the previous build\'s pieces', ()
     const first = await estimatedTimetableOutput(network(now, trips), 'g');
     const second = (await estimatedTimetableOutput(network(now, trips), 'g', { previous: first!.pieces }))!;
     expect([second.pieces.reused, second.pieces.made]).toEqual([1, 1]);
+  });
+});
+
+describe("trip-updates built from the previous build's pieces", () => {
+  const now = new Date('2026-03-10T07:35:00Z');
+  /** A trip late by `lateS` at its stop 2 (published with its delay): its signature says so. */
+  const trip = (i: number, lateS: number) => ({
+    key: `20260310:T${i}`, service_date: '2026-03-10', gtfs_id: 'g', signature: `g|${lateS}`,
+    trip: { trip_id: `T${i}`, route_id: `R${i % 7}`, direction_id: i % 2, headsign: `To ${i}`, frequency: null, start_time: '07:00:00' },
+    stops: [], overlay: { cancelled: false, applied: [], skipped: new Map(), moved: new Map(), added: [], detour: null, messages: [] },
+    delay: { stop_sequence: 2, stop_id: 'S2', delay: lateS, at: now }, prediction: null, observed_at: now, shape: null,
+    calls: [1, 2, 3].map((k) => ({
+      stop_id: `S${k}`, stop_sequence: k, name: null, lat: null, lon: null, status: 'scheduled', temporary: false, update_id: null,
+      arrival_at: new Date(now.getTime() + k * 60_000), departure_at: new Date(now.getTime() + k * 60_000), expected_arrival_at: null, expected_departure_at: null,
+      uncertainty_seconds: null, passed: false,
+    })),
+  });
+  const network = (trips: ReturnType<typeof trip>[]) => ({ groupId: 'g', timezone: 'Europe/Zurich', now, trips, updates: [], vehicles: [] }) as unknown as NetworkNow;
+
+  it('is at every build the message FeedMessage.encode writes, its pieces moved into one buffer of that build (none left in the buffers of the builds before)', async () => {
+    // Three builds: 400 trips, then a trip later, one gone and one new at each; the third reuses pieces the second moved.
+    const snapshots = [
+      network(Array.from({ length: 400 }, (_, i) => trip(i, 30))),
+      network([...Array.from({ length: 400 }, (_, i) => trip(i, i === 7 ? 90 : 30)).filter((t) => t.key !== '20260310:T8'), trip(400, 0)]),
+      network([...Array.from({ length: 400 }, (_, i) => trip(i, i === 7 ? 90 : i === 9 ? 120 : 30)).filter((t) => t.key !== '20260310:T8' && t.key !== '20260310:T11'), trip(400, 0), trip(401, 5)]),
+    ];
+    let previous: Awaited<ReturnType<typeof tripUpdatesOutput>>['pieces'] | undefined;
+    const buffers: ArrayBufferLike[][] = [];
+    for (const net of snapshots) {
+      const out = await tripUpdatesOutput(net, previous);
+      const expected = GtfsRealtimeBindings.transit_realtime.FeedMessage.encode(tripUpdatesMessage(net, net.trips)).finish();
+      expect(Buffer.compare(out.body, expected)).toBe(0);
+      // Read through a build after it (which takes the pieces of the same signature).
+      const reader = new TripPieces(out.pieces);
+      const kept = net.trips.map((ft) => reader.of(ft, () => null)!);
+      expect(reader.made).toBe(0);
+      buffers.push([...new Set(kept.map((p) => p.buffer))]);
+      previous = out.pieces;
+    }
+    // The third build: T9 later and T401 new made, the others reused (among them pieces the second build moved).
+    expect([previous!.reused, previous!.made]).toEqual([snapshots[2]!.trips.length - 2, 2]);
+    expect(buffers.map((b) => b.length)).toEqual([1, 1, 1]);
+    expect(new Set(buffers.flat()).size).toBe(3);
   });
 });
 

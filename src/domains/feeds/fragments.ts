@@ -193,9 +193,14 @@ export class TripPieces<P = Piece> {
     return made;
   }
 
-  /** Ends the build: the previous build is no longer referenced (its pieces not reused are freed). */
-  done(): this {
+  /**
+   * Ends the build: the previous build is no longer referenced (its pieces not reused are freed).
+   * `moved`: each piece kept as what it gives (the same content, stored elsewhere: trip-updates'
+   * pieces moved into the buffer of the build's writer); the previous build's entries unchanged.
+   */
+  done(moved?: (piece: P) => P): this {
     this.previous = undefined;
+    if (moved) for (const [key, e] of this.kept) if (e.piece !== null) this.kept.set(key, { signature: e.signature, piece: moved(e.piece) });
     return this;
   }
 }

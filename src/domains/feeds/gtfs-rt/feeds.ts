@@ -5,6 +5,7 @@
  * `tm:<YYYYMMDD>:<trip_id>[:<start_time>]`, `shape:<shape_id>`, `stop:<stop_id>`.
  */
 import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
+import { Writer } from 'protobufjs';
 import { HTTP_URL_PATTERN } from '../../../platform/http/params.js';
 import { slices, SLICE_MS } from '../../../platform/slices.js';
 import { serviceDayStart, addDays } from '../../../platform/time.js';
@@ -98,21 +99,59 @@ export function tripUpdatesMessage(net: NetworkNow, trips: readonly FeedTrip[]):
  * entity a piece (fragments.ts) reused from `previous` (the pieces of the previous build) when the
  * trip's signature is the same. Gzipped whole by the cache (zlib's pool): its entities are a
  * kilobyte each, too small to deflate apart at a lower cost than the whole (measured).
+ *
+ * The whole message is written by one protobuf writer, sized after the previous build (entities
+ * made, and the kept pieces copied, into its buffer), and the pieces kept for the next build are
+ * views of that buffer: no buffer of its own per entity. Every new ArrayBuffer is memory outside
+ * V8's heap, and V8 starts a full collection of the heap (a city's feeds thread: 0.9 GB) each time
+ * that memory grew by 64 MB: an entity encoded on its own (a writer each, grown by doubling from
+ * 128 bytes, copied out, joined to its tag) took six kilobytes of Buffer's pool, and a writer for
+ * the whole message grown by doubling twice the body. Every full collection of the city rebuilds
+ * measured was started so (bench/RESULTS.md, 2026-11-29 afternoon). The body is a copy of its own
+ * (the cache moves it to the service's thread); the pieces keep the writer's buffer until the next
+ * build's replaces it.
  */
 export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces<Buffer> | undefined): Promise<{ body: Buffer; pieces: TripPieces<Buffer> }> {
-  const parts: Buffer[] = [toBuffer(rt.FeedMessage.encode({ header: header(net), entity: [] }).finish())];
+  const w = Writer.create();
+  // Sized after the previous build (a tenth more): not grown by doubling, an ArrayBuffer at each step.
+  const hint = previous ? bodySizes.get(previous) : undefined;
+  if (hint !== undefined) w.buf = Buffer.allocUnsafeSlow(Math.ceil(hint * 1.1));
+  rt.FeedMessage.encode({ header: header(net), entity: [] }, w);
   const pieces = new TripPieces<Buffer>(previous);
+  const spans: [piece: Buffer, start: number, end: number][] = [];
   const turn = slices();
   for (const ft of net.trips) {
+    const start = w.pos;
+    let made = false;
     const p = pieces.of(ft, () => {
       const e = tripUpdateEntity(ft);
-      return e ? Buffer.concat([ENTITY_TAG, rt.FeedEntity.encodeDelimited(e).finish()]) : null;
+      if (!e) return null;
+      writeEntity(w, e);
+      made = true;
+      // A view of the bytes as written (a buffer the writer outgrows keeps them), moved below.
+      return toBuffer(w.buf.subarray(start, w.pos));
     });
-    if (p) parts.push(p);
+    if (p) {
+      if (!made) w.raw(p);
+      spans.push([p, start, w.pos]);
+    }
     const wait = turn();
     if (wait) await wait;
   }
-  return { body: Buffer.concat(parts), pieces: pieces.done() };
+  const body = toBuffer(w.finish());
+  const written = toBuffer(w.buf);
+  const moved = new Map(spans.map(([p, start, end]) => [p, written.subarray(start, end)]));
+  pieces.done((p) => moved.get(p) ?? p);
+  bodySizes.set(pieces, body.length);
+  return { body, pieces };
+}
+
+/** The body's size of each trip-updates build, by the pieces it kept: the next build's writer is sized after it. */
+const bodySizes = new WeakMap<TripPieces<Buffer>, number>();
+
+/** An entity as FeedMessage.encode writes it after the header: field 2 (tag 0x12), length-delimited. */
+function writeEntity(w: Writer, e: IFeedEntity) {
+  rt.FeedEntity.encode(e, w.uint32(0x12).fork()).ldelim();
 }
 
 export function vehiclePositionsMessage(net: NetworkNow, vehicles: readonly FeedVehicle[]): IFeedMessage {
@@ -253,21 +292,19 @@ const toBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffs
  * A FeedMessage encoded as FeedMessage.encode writes it (the header, field 1, then each entity,
  * field 2: tag 0x12 and the entity length-delimited), in slices of SLICE_MS: a city's
  * trip-updates is megabytes, and the feed requests and device batches waiting are answered
- * between two slices.
+ * between two slices. One writer for the whole message (see tripUpdatesOutput: a writer per
+ * entity cost Buffer's pool an ArrayBuffer every entity or so).
  */
 export async function encodeFeedMessage(msg: IFeedMessage, sliceMs = SLICE_MS): Promise<Buffer> {
-  const parts: Uint8Array[] = [rt.FeedMessage.encode({ header: msg.header, entity: [] }).finish()];
+  const w = rt.FeedMessage.encode({ header: msg.header, entity: [] });
   const turn = slices(sliceMs);
   for (const e of msg.entity ?? []) {
-    parts.push(ENTITY_TAG, rt.FeedEntity.encodeDelimited(e).finish());
+    writeEntity(w, e);
     const wait = turn();
     if (wait) await wait;
   }
-  return Buffer.concat(parts);
+  return toBuffer(w.finish());
 }
-
-/** Field 2 (entity), wire type 2 (length-delimited). */
-const ENTITY_TAG = Uint8Array.of(0x12);
 
 /** The same content as JSON (protobuf's JSON mapping: lowerCamelCase names, enums by name). */
 export function feedAsJson(feed: FeedName, body: Buffer): Buffer {
