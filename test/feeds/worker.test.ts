@@ -10,7 +10,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig, testConfig } from '../../src/config.js';
-import { feedsOffThread } from '../../src/domains/feeds/feed-thread.js';
+import { FeedThread, feedsOffThread } from '../../src/domains/feeds/feed-thread.js';
 import { samplePredictions } from '../../src/domains/predictions/samples.js';
 import type { FastifyInstance } from 'fastify';
 import { engine } from '../helpers/db.js';
@@ -176,5 +176,15 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
     expect(onWorker).toBeGreaterThanOrEqual(2);
     expect(worker.map((r) => (r as { trip_id: string }).trip_id)).toContain('T3');
     expect([onWorker, worker]).toEqual([onService, service]);
+  });
+
+  it('refuses an ask once closed, and starts no worker for it (a late ask would start a worker nothing closes)', async () => {
+    const thread = FeedThread.of({ ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' } }, f.t.db, () => undefined);
+    const sample = { op: 'samples', ask: { now: f.clock.now().getTime(), groupId: f.g, maxHorizonS: 3600, chunkRows: 1000 } } as const;
+    // Asked once: its worker started and answered.
+    expect((await thread.ask(sample)).ok).toBe(true);
+    await thread.close();
+    await expect(thread.ask(sample)).rejects.toThrow(/closed \(asked samples\)/);
+    expect((thread as unknown as { worker: unknown }).worker).toBeUndefined();
   });
 });

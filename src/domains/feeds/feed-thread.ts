@@ -135,8 +135,13 @@ export class FeedThread {
     return w;
   }
 
-  /** Asks the worker; answers what it answered (an error it met rejects). */
+  /**
+   * Asks the worker; answers what it answered (an error it met rejects). Refused once closed: an
+   * ask after close (a sampler's round finishing late, a request of a closing app) would start a
+   * worker nothing closes, with connections of its own.
+   */
   ask(ask: Exclude<Ask, { op: 'close' }>): Promise<Answer & { ok: true }> {
+    if (this.closing) return Promise.reject(new Error(`the feeds' worker thread is closed (asked ${ask.op})`));
     const w = this.started();
     const id = ++this.lastId;
     return new Promise((resolve, reject) => {
@@ -147,9 +152,9 @@ export class FeedThread {
 
   /** Ends the worker (after the asks under way: the cache waits for its rebuilds first). */
   async close(): Promise<void> {
+    this.closing = true;
     const w = this.worker;
     if (!w) return;
-    this.closing = true;
     const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
     w.postMessage([0, { op: 'close' } satisfies Ask]);
     await exited;
