@@ -62,22 +62,32 @@ const intArray = (values: readonly number[]) => `{${values.join(',')}}`;
 /**
  * The columns of a stop row the round writes (trip_tracking_stops, after the key), as the values it
  * sends ($4… of the upsert, in this order). int[][] does not travel through unnest as rows: each
- * row's door lists go as array literals.
+ * row's door lists go as array literals (stopValues).
  */
 const STOP_COLUMNS: readonly ((r: StopResult) => unknown)[] = [
   (r) => r.s.stop_sequence, (r) => r.s.stop_id, (r) => r.s.stop_name, (r) => r.s.stop_lat, (r) => r.s.stop_lon,
   (r) => r.s.arrival_at, (r) => r.s.departure_at, (r) => r.p?.at ?? null, (r) => r.p?.source ?? null,
   (r) => r.delay, (r) => r.p?.lat ?? null, (r) => r.p?.lon ?? null, (r) => r.p?.gps_valid ?? null,
   (r) => r.p?.device_id ?? null, (r) => r.vehicle, (r) => r.driver,
-  (r) => intArray(r.in), (r) => intArray(r.out),
+  (r) => r.in, (r) => r.out,
   (r) => r.arrival, (r) => r.departure,
 ];
 
-const stopValues = (r: StopResult) => STOP_COLUMNS.map((f) => f(r));
+/** The values sent: the door lists as array literals. */
+const stopValues = (r: StopResult) => STOP_COLUMNS.map((f) => {
+  const v = f(r);
+  return Array.isArray(v) ? intArray(v as number[]) : v;
+});
 
-/** Whether two stop rows store the same: the values the round writes, instants by their time. */
+/** Whether two values store the same: instants by their time, door lists element by element (no string made: a round compares thousands). */
+function same(x: unknown, y: unknown): boolean {
+  if (x instanceof Date && y instanceof Date) return x.getTime() === y.getTime();
+  if (Array.isArray(x) && Array.isArray(y)) return x.length === y.length && x.every((v, i) => v === y[i]);
+  return x === y;
+}
+
+/** Whether two stop rows store the same: the values the round writes. */
 export function sameStop(a: StopResult, b: StopResult): boolean {
-  const same = (x: unknown, y: unknown) => (x instanceof Date && y instanceof Date ? x.getTime() === y.getTime() : x === y);
   return STOP_COLUMNS.every((f) => same(f(a), f(b)));
 }
 
