@@ -21,7 +21,7 @@ const ALLOWED: Record<string, string> = {
   'src/platform/db/postgres.ts: names': 'prepared statement names by SQL text: a pure function of the text, bounded',
   'src/domains/feeds/siri/build.ts: formatters': 'time formatters by time zone: pure, a few',
   'src/domains/gtfs/import/files.ts: GTFS_FILE_NAMES': 'a constant (ReadonlySet)',
-  'src/domains/predictions/service.ts: timetables': "a day's timetable indexed by trip and block, per schedule object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
+  'src/domains/gtfs/service-days.ts: dayIndexes': "a day's trips indexed by trip, block and first departure, per schedule object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
   'src/platform/slices.ts: lane':
     "the lane of sliced work's turns: per thread by nature, like the one event loop it shares out between every app of the process; it holds only the resolvers of work waiting for its turn",
   'src/domains/feeds/fragments.ts: deflatedForms':

@@ -23,7 +23,7 @@ import { addDays, localDate, serviceDayStart } from '../../platform/time.js';
 import { ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { latestVehiclePositions, type VehiclePositionRow } from '../device/positions.js';
 import { getGroup } from '../groups/service.js';
-import { tripsOnServiceDate, tripsRoutes, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint } from '../gtfs/service-days.js';
+import { dayIndex, tripsOnServiceDate, tripsRoutes, versionInForce, type ScheduledStopTime, type ScheduledTrip, type ServiceDay, type ShapePoint } from '../gtfs/service-days.js';
 import { formatGtfsTime } from '../gtfs/time.js';
 import { concerns, overlayTrip, type TripOverlay } from '../updates/overlay.js';
 import type { Place, TripUpdateRecord } from '../updates/schemas.js';
@@ -276,7 +276,10 @@ async function tripsOf(
   if (live.schedule) {
     // The day's schedule is read already: the trips are taken from it.
     gtfsId = live.schedule.gtfsId;
-    for (const t of live.schedule.trips) if (tripIds.has(t.trip_id) || routeIds.includes(t.route_id)) found.set(instanceKey(t.trip_id, t.start_time), t);
+    // By id, not by walking the day's every trip (dayIndex says why); by route only when an update names one.
+    const { instances } = dayIndex(live.schedule);
+    for (const id of tripIds) for (const t of instances.get(id) ?? []) found.set(instanceKey(t.trip_id, t.start_time), t);
+    if (routeIds.length > 0) for (const t of live.schedule.trips) if (routeIds.includes(t.route_id)) found.set(instanceKey(t.trip_id, t.start_time), t);
   } else {
     for (const filter of [tripIds.size > 0 ? { tripIds: [...tripIds] } : null, routeIds.length > 0 ? { routeIds } : null]) {
       if (!filter) continue;

@@ -100,6 +100,72 @@ export async function tripsOnServiceDate(
   return day;
 }
 
+/** A day's trips indexed (dayIndex): made once per ServiceDay object. */
+export interface DayIndex {
+  /** The timetable trips by id (a frequency trip's instances share a trip_id: they are left out). */
+  byId: Map<string, ScheduledTrip>;
+  /** The timetable trips of each block, in the day's order. */
+  blocks: Map<string, ScheduledTrip[]>;
+  /** The timetable trips by first departure (stable: the day's order among equals). */
+  byDeparture: ScheduledTrip[];
+  /** The longest run of a timetable trip, first departure to last arrival (seconds). */
+  longestRun: number;
+  /** Every trip instance by trip_id, a frequency trip's instances together, in the day's order. */
+  instances: Map<string, ScheduledTrip[]>;
+}
+
+/**
+ * The day's trips indexed by id, by block and by first departure. Kept per schedule object: the
+ * memo's days are read once per version and date (gtfs/schedule-memo.ts), and a city's day has
+ * some 55,000 trips; walking them all costs 40–80 ms a time on a city's heap (objects scattered
+ * through a gigabyte), which every feed rebuild did several times (bench/RESULTS.md, 2026-11-29
+ * evening).
+ */
+const dayIndexes = new WeakMap<ServiceDay, DayIndex>();
+
+export function dayIndex(day: ServiceDay): DayIndex {
+  const known = dayIndexes.get(day);
+  if (known) return known;
+  const byId = new Map<string, ScheduledTrip>();
+  const blocks = new Map<string, ScheduledTrip[]>();
+  const instances = new Map<string, ScheduledTrip[]>();
+  const timetable: ScheduledTrip[] = [];
+  let longestRun = 0;
+  for (const t of day.trips) {
+    (instances.get(t.trip_id) ?? instances.set(t.trip_id, []).get(t.trip_id)!).push(t);
+    if (t.frequency) continue;
+    byId.set(t.trip_id, t);
+    timetable.push(t);
+    longestRun = Math.max(longestRun, t.last_arrival - t.first_departure);
+    if (t.block_id !== null) (blocks.get(t.block_id) ?? blocks.set(t.block_id, []).get(t.block_id)!).push(t);
+  }
+  // Array.prototype.sort is stable: among equal departures, the day's order.
+  const byDeparture = timetable.sort((a, b) => a.first_departure - b.first_departure);
+  const index = { byId, blocks, byDeparture, longestRun, instances };
+  dayIndexes.set(day, index);
+  return index;
+}
+
+/**
+ * The timetable trips whose run (first departure to last arrival) overlaps [from, to], seconds of
+ * the service day, in order of first departure: only those departing in [from − longest run, to]
+ * are looked at.
+ */
+export function tripsOverlapping(index: DayIndex, from: number, to: number): ScheduledTrip[] {
+  const trips = index.byDeparture;
+  const earliest = from - index.longestRun;
+  let lo = 0;
+  let hi = trips.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (trips[mid]!.first_departure < earliest) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: ScheduledTrip[] = [];
+  for (let i = lo; i < trips.length && trips[i]!.first_departure <= to; i++) if (trips[i]!.last_arrival >= from) out.push(trips[i]!);
+  return out;
+}
+
 function scheduledTrip(r: TripRow, shift: number, frequency: ScheduledTrip['frequency'], dayStart: Date): ScheduledTrip {
   const { f_start: _s, f_end: _e, headway_secs: _h, exact_times: _x, ...trip } = r;
   const first = r.first_departure + shift;

@@ -11,7 +11,7 @@ import type { Db } from '../../platform/db/index.js';
 import { slices } from '../../platform/slices.js';
 import { serviceDayStart } from '../../platform/time.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
-import { type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
+import { dayIndex, tripsOverlapping, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { storedTripIds, trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel, segmentKey } from './model.js';
 import { patternKey, predictBlock, type LiveState, type PlannedStop, type PlannedTrip, type PredictedStop, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
@@ -114,7 +114,8 @@ export async function predictTrips(
   const { db } = ctx;
   const now = o.now ?? ctx.clock.now();
   const tracking = o.tracking ?? (await trackingOf(db, groupId, serviceDate, o.tripIds, { now }));
-  const running = tracking.filter((t) => t.status === 'in_progress' && (!o.tripIds || o.tripIds.includes(t.trip_id)));
+  const asked = o.tripIds ? new Set(o.tripIds) : null;
+  const running = tracking.filter((t) => t.status === 'in_progress' && (!asked || asked.has(t.trip_id)));
   const horizonS = o.scheduleHorizonSeconds ?? 0;
   if (running.length === 0 && horizonS <= 0) return [];
 
@@ -126,7 +127,8 @@ export async function predictTrips(
   const secondsOf = (iso: string) => (Date.parse(iso) - dayStart) / 1000;
   const nowS = (now.getTime() - dayStart) / 1000;
 
-  const { byId, blocks } = timetableOf(day);
+  const index = dayIndex(day);
+  const { byId, blocks } = index;
   const started = new Set(tracking.filter((t) => t.recorded).map((t) => t.trip_id));
   const chains: { live: TripTracking; trips: ScheduledTrip[] }[] = [];
   for (const live of running) {
@@ -143,8 +145,7 @@ export async function predictTrips(
   }
   // The schedule horizon: trips whose vehicle is not known, each a chain of its own.
   const chained = new Set(chains.flatMap((c) => c.trips.map((t) => t.trip_id)));
-  let unknown = horizonS <= 0 ? [] : [...byId.values()].filter((t) =>
-    !started.has(t.trip_id) && !chained.has(t.trip_id) && (!o.tripIds || o.tripIds.includes(t.trip_id)) && t.last_arrival >= nowS && t.first_departure <= nowS + horizonS);
+  let unknown = horizonS <= 0 ? [] : tripsOverlapping(index, nowS, nowS + horizonS).filter((t) => !started.has(t.trip_id) && !chained.has(t.trip_id) && (!asked || asked.has(t.trip_id)));
   if (unknown.length > 0) {
     // The caller's tracking may hold the open trips only: a trip already over (trip_end reported) is not one to come.
     const recorded = await storedTripIds(db, groupId, serviceDate, unknown.map((t) => t.trip_id));
@@ -229,28 +230,6 @@ function samePrediction(before: readonly PredictedStopTime[], now: readonly Pred
     if (b.arrival_at.getTime() !== dayStart + n.arrival * 1000 || b.departure_at.getTime() !== dayStart + n.departure * 1000) return false;
   }
   return true;
-}
-
-/**
- * The timetable trips of a day by id, and by block in the day's order (a frequency trip's
- * instances share a trip_id, and its block has no order). Kept per schedule: the memo's are read
- * once per version and date, and a city's day has some 46,000 trips, too many to index again for
- * each trip object asked for.
- */
-const timetables = new WeakMap<ServiceDay, { byId: Map<string, ScheduledTrip>; blocks: Map<string, ScheduledTrip[]> }>();
-function timetableOf(day: ServiceDay): { byId: Map<string, ScheduledTrip>; blocks: Map<string, ScheduledTrip[]> } {
-  const known = timetables.get(day);
-  if (known) return known;
-  const byId = new Map<string, ScheduledTrip>();
-  const blocks = new Map<string, ScheduledTrip[]>();
-  for (const t of day.trips) {
-    if (t.frequency) continue;
-    byId.set(t.trip_id, t);
-    if (t.block_id !== null) (blocks.get(t.block_id) ?? blocks.set(t.block_id, []).get(t.block_id)!).push(t);
-  }
-  const index = { byId, blocks };
-  timetables.set(day, index);
-  return index;
 }
 
 /**
