@@ -19,6 +19,7 @@ const ALLOWED: Record<string, string> = {
   'src/domains/feeds/gtfs-rt/schemas.ts: made': 'the GTFS-Realtime JSON components, made once from the proto when the module loads: the same for every app',
   'src/platform/ids.ts: counter': 'the ObjectId counter, per process by the ObjectId layout (with the process id and a random value)',
   'src/platform/db/postgres.ts: names': 'prepared statement names by SQL text: a pure function of the text, bounded',
+  'src/domains/feeds/siri/build.ts: tags': "an XML element's tags by name: pure strings of the names the SIRI writers use, a few dozen",
   'src/domains/feeds/siri/build.ts: formatters': 'time formatters by time zone: pure, a few',
   'src/domains/gtfs/import/files.ts: GTFS_FILE_NAMES': 'a constant (ReadonlySet)',
   'src/domains/gtfs/service-days.ts: dayIndexes': "a day's trips indexed by trip, block and first departure, per schedule object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",

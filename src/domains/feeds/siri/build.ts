@@ -159,21 +159,50 @@ export async function estimatedTimetableOutput(
 
 const JOURNEYS_MARK = 'journeys';
 
-/** The text of an element as xmlbuilder2 writes it from the same object (the documents are the same whoever writes them). */
+/**
+ * The text of an element as xmlbuilder2 writes it from the same object (the documents are the same
+ * whoever writes them). Written as a list of strings joined once: a string concatenated element by
+ * element (each `inner += …` and `<a>${inner}</a>` a new rope) made a city timetable rebuild's
+ * journeys allocate some 370 MB of string nodes, flattened copies included, for 36 MB of text
+ * (bench/RESULTS.md, 2026-11-29 evening).
+ */
 export function xmlText(name: string, v: Value | Value[]): string {
-  if (Array.isArray(v)) return v.map((x) => xmlText(name, x)).join('');
+  const out: string[] = [];
+  writeXml(out, name, v);
+  return out.join('');
+}
+
+/** An element's tags, made once per name: the few names a SIRI document uses, so no tag is made again for each element written. */
+const tags = new Map<string, { open: string; close: string; empty: string }>();
+
+function tagsOf(name: string) {
+  let t = tags.get(name);
+  if (!t) tags.set(name, (t = { open: `<${name}>`, close: `</${name}>`, empty: `<${name}/>` }));
+  return t;
+}
+
+function writeXml(out: string[], name: string, v: Value | Value[]): void {
+  if (Array.isArray(v)) {
+    for (const x of v) writeXml(out, name, x);
+    return;
+  }
+  const tag = tagsOf(name);
   if (typeof v === 'object') {
-    let inner = '';
+    const at = out.push(tag.open) - 1;
     for (const k in v) {
       const x = v[k];
       if (x === undefined) continue;
       if (/^[@#!?$]/.test(k)) throw new Error(`xmlText writes elements only, not ${k}`);
-      inner += xmlText(k, x);
+      writeXml(out, k, x);
     }
-    return inner === '' ? `<${name}/>` : `<${name}>${inner}</${name}>`;
+    // Nothing inside: the empty element.
+    if (out.length === at + 1) out[at] = tag.empty;
+    else out.push(tag.close);
+    return;
   }
   const t = escapeText(String(v));
-  return t === '' ? `<${name}/>` : `<${name}>${t}</${name}>`;
+  if (t === '') out.push(tag.empty);
+  else out.push(tag.open, t, tag.close);
 }
 
 const ENTITIES: Record<string, string> = { quot: '"', amp: '&', apos: "'", lt: '<', gt: '>' };
