@@ -178,6 +178,22 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
     expect([onWorker, worker]).toEqual([onService, service]);
   });
 
+  it("closes within its time limit when the worker's database cannot close (a query waits for a lock held elsewhere): the thread is stopped, the ask under way refused, the stop logged", async () => {
+    const errors: unknown[] = [];
+    const thread = FeedThread.of({ ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' } }, f.t.db, (err) => errors.push(err), 300);
+    await f.t.db.transaction(async (tx) => {
+      await tx.query('LOCK TABLE trip_tracking IN ACCESS EXCLUSIVE MODE');
+      const asked = thread.ask({ op: 'rebuild', groupId: f.g, now: f.clock.now().getTime(), outputs: [], later: [] });
+      const refused = asked.then(() => 'answered', (err: Error) => err.message);
+      await eventually(async () => (await f.t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'trip_tracking'::regclass"))[0]!.n > 0, "the worker's rebuild waiting for the lock");
+      // The lock is still held: the worker's database cannot close, the thread is stopped.
+      await thread.close();
+      expect(await refused).toMatch(/worker thread ended/);
+      expect(errors.map(String)).toEqual([expect.stringMatching(/did not close within 300 ms/)]);
+      expect((thread as unknown as { worker: unknown }).worker).toBeUndefined();
+    });
+  });
+
   it('refuses an ask once closed, and starts no worker for it (a late ask would start a worker nothing closes)', async () => {
     const thread = FeedThread.of({ ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' } }, f.t.db, () => undefined);
     const sample = { op: 'samples', ask: { now: f.clock.now().getTime(), groupId: f.g, maxHorizonS: 3600, chunkRows: 1000 } } as const;

@@ -68,6 +68,9 @@ export type Answer =
   | { ok: true; head?: { now: number; timezone: string }; outputs?: [string, Finished][]; failed?: [string, string][]; document?: string; recorded?: number }
   | { ok: false; message: string };
 
+/** How long close waits for the worker to end before it stops it: well within the 30 s a shutdown is given (main.ts). */
+const CLOSE_WITHIN_MS = 10_000;
+
 /** The pool of the worker's own connections: a rebuild runs a handful of queries, one after the other. */
 const WORKER_POOL_SIZE = 4;
 
@@ -93,14 +96,18 @@ export class FeedThread {
   private lastId = 0;
   private closing = false;
 
-  constructor(private readonly setup: WorkerSetup, private readonly onError: (err: unknown) => void) {}
+  /**
+   * `closeWithinMs`: how long close waits for the worker to close its database and end (its asks
+   * under way first) before it stops the thread.
+   */
+  constructor(private readonly setup: WorkerSetup, private readonly onError: (err: unknown) => void, private readonly closeWithinMs = CLOSE_WITHIN_MS) {}
 
-  static of(config: Config, db: Db, onError: (err: unknown) => void): FeedThread {
+  static of(config: Config, db: Db, onError: (err: unknown) => void, closeWithinMs = CLOSE_WITHIN_MS): FeedThread {
     if (!db.reopen) throw new Error('FEEDS_WORKER=on needs PostgreSQL (DATABASE_URL): the embedded database lives in the service thread');
     return new FeedThread({
       ...db.reopen, poolSize: Math.min(WORKER_POOL_SIZE, config.databasePoolSize), feeds: config.feeds,
       predictions: { minSamples: config.predictions.minSamples, minLayoverSeconds: config.predictions.minLayoverSeconds },
-    }, onError);
+    }, onError, closeWithinMs);
   }
 
   private started(): Worker {
@@ -150,14 +157,27 @@ export class FeedThread {
     });
   }
 
-  /** Ends the worker (after the asks under way: the cache waits for its rebuilds first). */
+  /**
+   * Ends the worker (after the asks under way: the cache waits for its rebuilds first). A worker
+   * that has not ended within closeWithinMs is stopped (logged through onError): its database's
+   * close waits for the queries under way, and one waiting for a lock held elsewhere would hold
+   * the service's shutdown with it.
+   */
   async close(): Promise<void> {
     this.closing = true;
     const w = this.worker;
     if (!w) return;
     const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
     w.postMessage([0, { op: 'close' } satisfies Ask]);
-    await exited;
+    const late = setTimeout(() => {
+      this.onError(new Error(`the feeds' worker thread did not close within ${this.closeWithinMs} ms (a query under way): stopped`));
+      void w.terminate();
+    }, this.closeWithinMs);
+    try {
+      await exited;
+    } finally {
+      clearTimeout(late);
+    }
   }
 }
 
