@@ -110,12 +110,13 @@ describe("trip-updates built from the previous build's pieces", () => {
   });
   const network = (trips: ReturnType<typeof trip>[]) => ({ groupId: 'g', timezone: 'Europe/Zurich', now, trips, updates: [], vehicles: [] }) as unknown as NetworkNow;
 
-  it('is at every build the message FeedMessage.encode writes, its pieces moved into one buffer of that build (none left in the buffers of the builds before)', async () => {
-    // Three builds: 400 trips, then a trip later, one gone and one new at each; the third reuses pieces the second moved.
+  it("is at every build the message FeedMessage.encode writes, its pieces moved into one buffer of that build (none left in the previous build's buffer), the builds written alternately into two buffers", async () => {
+    // Four builds: 400 trips, then a trip later, one gone and one new at each; each reuses pieces the one before moved.
     const snapshots = [
       network(Array.from({ length: 400 }, (_, i) => trip(i, 30))),
       network([...Array.from({ length: 400 }, (_, i) => trip(i, i === 7 ? 90 : 30)).filter((t) => t.key !== '20260310:T8'), trip(400, 0)]),
       network([...Array.from({ length: 400 }, (_, i) => trip(i, i === 7 ? 90 : i === 9 ? 120 : 30)).filter((t) => t.key !== '20260310:T8' && t.key !== '20260310:T11'), trip(400, 0), trip(401, 5)]),
+      network([...Array.from({ length: 400 }, (_, i) => trip(i, i === 7 ? 90 : i === 9 ? 120 : i === 13 ? 60 : 30)).filter((t) => t.key !== '20260310:T8' && t.key !== '20260310:T11'), trip(400, 0), trip(401, 5)]),
     ];
     let previous: Awaited<ReturnType<typeof tripUpdatesOutput>>['pieces'] | undefined;
     const buffers: ArrayBufferLike[][] = [];
@@ -130,10 +131,42 @@ describe("trip-updates built from the previous build's pieces", () => {
       buffers.push([...new Set(kept.map((p) => p.buffer))]);
       previous = out.pieces;
     }
-    // The third build: T9 later and T401 new made, the others reused (among them pieces the second build moved).
-    expect([previous!.reused, previous!.made]).toEqual([snapshots[2]!.trips.length - 2, 2]);
-    expect(buffers.map((b) => b.length)).toEqual([1, 1, 1]);
-    expect(new Set(buffers.flat()).size).toBe(3);
+    // The fourth build: T13 later made, the others reused (among them pieces the third build moved).
+    expect([previous!.reused, previous!.made]).toEqual([snapshots[3]!.trips.length - 1, 1]);
+    expect(buffers.map((b) => b.length)).toEqual([1, 1, 1, 1]);
+    // Each build writes into the buffer of the build before last (its pieces all moved since), never
+    // into the one whose pieces it copies.
+    const [b1, b2, b3, b4] = buffers.map((b) => b[0]);
+    expect([b1 !== b2, b3 === b1, b4 === b2]).toEqual([true, true, true]);
+  });
+
+  it("never writes into a buffer whose pieces a build under way still copies (two builds from the same pieces overlapping)", async () => {
+    const build = (n: number, lateOf: (i: number) => number) => network(Array.from({ length: n }, (_, i) => trip(i, lateOf(i))));
+    // (Built twice before: the buffers in turn are then sized after a build, as they are in service.)
+    const zero = await tripUpdatesOutput(build(400, () => 30), undefined, 0);
+    const first = await tripUpdatesOutput(build(400, () => 30), zero.pieces, 0);
+    const second = await tripUpdatesOutput(build(400, (i) => (i === 3 ? 60 : 30)), first.pieces, 0);
+    // Two builds from the second's pieces, yielding after each trip (slices of 0 ms): the longer
+    // one makes 800 new trips first, and copies the second's pieces after, while a build from the
+    // shorter one's runs.
+    const all = build(1200, (i) => (i === 3 ? 60 : i % 100 === 5 ? 45 : 30));
+    const longNet = { ...all, trips: [...all.trips.slice(400), ...all.trips.slice(0, 400)] } as NetworkNow;
+    const long = tripUpdatesOutput(longNet, second.pieces, 0);
+    const shortNet = build(400, (i) => (i === 3 ? 60 : i === 4 ? 90 : 30));
+    const short = await tripUpdatesOutput(shortNet, second.pieces, 0);
+    const afterNet = build(400, (i) => (i === 3 ? 60 : i === 4 ? 90 : i === 5 ? 15 : 30));
+    const after = tripUpdatesOutput(afterNet, short.pieces, 0);
+    const [longOut, afterOut] = await Promise.all([long, after]);
+    const encoded = (net: NetworkNow) => GtfsRealtimeBindings.transit_realtime.FeedMessage.encode(tripUpdatesMessage(net, net.trips)).finish();
+    expect(Buffer.compare(short.body, encoded(shortNet))).toBe(0);
+    expect(Buffer.compare(longOut.body, encoded(longNet))).toBe(0);
+    expect(Buffer.compare(afterOut.body, encoded(afterNet))).toBe(0);
+    // Once no build reads the second's pieces, the next build writes into their buffer again.
+    const lastNet = build(400, (i) => (i === 3 ? 60 : i === 4 ? 90 : i === 5 ? 15 : i === 6 ? 20 : 30));
+    const last = await tripUpdatesOutput(lastNet, afterOut.pieces, 0);
+    expect(Buffer.compare(last.body, encoded(lastNet))).toBe(0);
+    const bufferOf = (pieces: typeof last.pieces, net: NetworkNow) => new TripPieces(pieces).of(net.trips[0]!, () => null)!.buffer;
+    expect(bufferOf(last.pieces, lastNet)).toBe(bufferOf(short.pieces, shortNet));
   });
 });
 

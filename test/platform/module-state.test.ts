@@ -30,8 +30,8 @@ const ALLOWED: Record<string, string> = {
   'src/domains/predictions/service.ts: planned':
     "a trip's stops as predictBlock takes them, per stored stop times object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
   'src/domains/predictions/predict.ts: passings': "a trip's scheduled passings, per planned stops array (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
-  'src/domains/feeds/gtfs-rt/feeds.ts: bodySizes':
-    "the body's size of a trip-updates build, per the pieces object it kept (a WeakMap: the next build from those pieces sizes its writer after it, gone with them)",
+  'src/domains/feeds/gtfs-rt/feeds.ts: writtenBuilds':
+    "what a trip-updates build left, per the pieces object it kept: its size and buffers, which the next build from those pieces writes into (a WeakMap: gone with them)",
   'src/domains/feeds/network.ts: trackedFrom':
     "the tracking a snapshot's trip was told from, per FeedTrip object (a WeakMap: what the next snapshot compares with, gone with the trip and its snapshot)",
   'src/domains/trips/tracking.ts: trackedStops':

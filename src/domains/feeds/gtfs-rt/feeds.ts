@@ -109,45 +109,79 @@ export function tripUpdatesMessage(net: NetworkNow, trips: readonly FeedTrip[]):
  * the whole message grown by doubling twice the body. Every full collection of the city rebuilds
  * measured was started so (bench/RESULTS.md, 2026-11-29 afternoon). The body is a copy of its own
  * (the cache moves it to the service's thread); the pieces keep the writer's buffer until the next
- * build's replaces it.
+ * build's replaces it, and the build after writes into it again (writtenBuilds): the builds
+ * alternate between two buffers rather than allocating one each. `sliceMs`: the slices' length
+ * (a test makes builds overlap with 0).
  */
-export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces<Buffer> | undefined): Promise<{ body: Buffer; pieces: TripPieces<Buffer> }> {
+export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces<Buffer> | undefined, sliceMs = SLICE_MS): Promise<{ body: Buffer; pieces: TripPieces<Buffer> }> {
   const w = Writer.create();
-  // Sized after the previous build (a tenth more): not grown by doubling, an ArrayBuffer at each step.
-  const hint = previous ? bodySizes.get(previous) : undefined;
-  if (hint !== undefined) w.buf = Buffer.allocUnsafeSlow(Math.ceil(hint * 1.1));
-  rt.FeedMessage.encode({ header: header(net), entity: [] }, w);
-  const pieces = new TripPieces<Buffer>(previous);
-  const spans: [piece: Buffer, start: number, end: number][] = [];
-  const turn = slices();
-  for (const ft of net.trips) {
-    const start = w.pos;
-    let made = false;
-    const p = pieces.of(ft, () => {
-      const e = tripUpdateEntity(ft);
-      if (!e) return null;
-      writeEntity(w, e);
-      made = true;
-      // A view of the bytes as written (a buffer the writer outgrows keeps them), moved below.
-      return toBuffer(w.buf.subarray(start, w.pos));
-    });
-    if (p) {
-      if (!made) w.raw(p);
-      spans.push([p, start, w.pos]);
-    }
-    const wait = turn();
-    if (wait) await wait;
+  const before = previous ? writtenBuilds.get(previous) : undefined;
+  if (before) {
+    // Sized after the previous build (a quarter more, a tenth at least when reused): not grown by
+    // doubling, an ArrayBuffer at each step. Written into the buffer of the build before it when
+    // nothing reads that one any more.
+    const size = Math.ceil(before.size * 1.1);
+    const spare = before.spare && before.spareOf?.readers === 0 && before.spare.length >= size ? before.spare : undefined;
+    // Taken (a second build from the same pieces writes into a buffer of its own); and the build
+    // before is let go.
+    before.spare = undefined;
+    before.spareOf = undefined;
+    w.buf = spare ?? Buffer.allocUnsafeSlow(Math.ceil(before.size * 1.25));
+    before.readers++;
   }
-  const body = toBuffer(w.finish());
-  const written = toBuffer(w.buf);
-  const moved = new Map(spans.map(([p, start, end]) => [p, written.subarray(start, end)]));
-  pieces.done((p) => moved.get(p) ?? p);
-  bodySizes.set(pieces, body.length);
-  return { body, pieces };
+  try {
+    rt.FeedMessage.encode({ header: header(net), entity: [] }, w);
+    const pieces = new TripPieces<Buffer>(previous);
+    const spans: [piece: Buffer, start: number, end: number][] = [];
+    const turn = slices(sliceMs);
+    for (const ft of net.trips) {
+      const start = w.pos;
+      let made = false;
+      const p = pieces.of(ft, () => {
+        const e = tripUpdateEntity(ft);
+        if (!e) return null;
+        writeEntity(w, e);
+        made = true;
+        // A view of the bytes as written (a buffer the writer outgrows keeps them), moved below.
+        return toBuffer(w.buf.subarray(start, w.pos));
+      });
+      if (p) {
+        if (!made) w.raw(p);
+        spans.push([p, start, w.pos]);
+      }
+      const wait = turn();
+      if (wait) await wait;
+    }
+    // A copy, moved whole to the service's thread; the writer's buffer stays with the pieces.
+    const body = toBuffer(w.finish());
+    const written = toBuffer(w.buf);
+    const moved = new Map(spans.map(([p, start, end]) => [p, written.subarray(start, end)]));
+    pieces.done((p) => moved.get(p) ?? p);
+    // No piece points into the previous build's buffer any more: the next build may write into it
+    // once no build still reads the previous pieces (two builds from the same pieces may overlap).
+    writtenBuilds.set(pieces, { size: body.length, buffer: written, readers: 0, ...(before ? { spare: before.buffer, spareOf: before } : {}) });
+    return { body, pieces };
+  } finally {
+    if (before) before.readers--;
+  }
 }
 
-/** The body's size of each trip-updates build, by the pieces it kept: the next build's writer is sized after it. */
-const bodySizes = new WeakMap<TripPieces<Buffer>, number>();
+/**
+ * What each trip-updates build left, by the pieces it kept: its body's size (the next build's
+ * writer is sized after it), the buffer its pieces are views of, and the buffer of the build
+ * before (`spare`, which no piece points into any more), handed to the next build once no build
+ * reads the pieces that did (`spareOf.readers`). So a city's builds alternate between two buffers
+ * of 13 MB instead of allocating one each time: memory outside V8's heap, whose growth by 64 MB
+ * starts a full collection of the feeds thread's gigabyte heap (docs/feeds.md).
+ */
+interface WrittenBuild {
+  size: number;
+  buffer: Buffer;
+  readers: number;
+  spare?: Buffer;
+  spareOf?: WrittenBuild;
+}
+const writtenBuilds = new WeakMap<TripPieces<Buffer>, WrittenBuild>();
 
 /** An entity as FeedMessage.encode writes it after the header: field 2 (tag 0x12), length-delimited. */
 function writeEntity(w: Writer, e: IFeedEntity) {
