@@ -56,18 +56,20 @@ const GZIP_FROM_BYTES = 1024;
 const gzipChunk = (length: number) => Math.min(1 << 20, Math.max(16 << 10, 2 ** Math.ceil(Math.log2(Math.max(1, length >> 4)))));
 
 /**
- * zlib's compression level: 3, not its default 6. A city's trip-updates (12.7 MB of protobuf) is
- * 4.17 MB at level 3 against 4.14 MB at 6, made in 137–172 ms against 365–571 ms (gzipSync, one
- * build on the kept city database, 2026-11-29): the feeds are gzipped at every rebuild, on the
- * cores the rebuild and the ingest share. The timetable's pieces are deflated at 3 too
- * (feeds/fragments.ts).
+ * zlib's compression level for a body: 3 from 4 MB, else its default 6. A city's trip-updates
+ * (12.7 MB of protobuf) is 4.17 MB at level 3 against 4.14 MB at 6, made in 137–172 ms against
+ * 365–571 ms (gzipSync, one build on the kept city database, 2026-11-29): the feeds are gzipped at
+ * every rebuild, on the cores the rebuild and the ingest share. Smaller answers compress far more
+ * and cost little either way: at 3, a city's SIRI VehicleMonitoring (2.7 MB) was 154 KB on the
+ * wire against 123 KB, its vehicle positions (0.6 MB) 138 KB against 124 KB. The timetable's
+ * pieces are deflated at 3 (feeds/fragments.ts).
  */
-const GZIP_LEVEL = 3;
+const gzipLevel = (length: number) => (length >= 4 << 20 ? 3 : 6);
 
 /** The gzip form of a body of 1 KiB or more (made in zlib's thread pool, off the event loop), else undefined. */
 export function gzipped(body: Buffer): Promise<Buffer | undefined> {
   if (body.length < GZIP_FROM_BYTES) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => gzip(body, { level: GZIP_LEVEL, chunkSize: gzipChunk(body.length) }, (err, zipped) => (err ? reject(err) : resolve(zipped))));
+  return new Promise((resolve, reject) => gzip(body, { level: gzipLevel(body.length), chunkSize: gzipChunk(body.length) }, (err, zipped) => (err ? reject(err) : resolve(zipped))));
 }
 
 /** Sends `body`, or its gzip form to a client that accepts it (the caller says Vary: Accept-Encoding). */
