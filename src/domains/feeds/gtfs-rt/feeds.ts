@@ -120,12 +120,10 @@ export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces<Bu
     // Sized after the previous build (a quarter more, a tenth at least when reused): not grown by
     // doubling, an ArrayBuffer at each step. Written into the buffer of the build before it when
     // nothing reads that one any more.
-    const size = Math.ceil(before.size * 1.1);
-    const spare = before.spare && before.spareOf?.readers === 0 && before.spare.length >= size ? before.spare : undefined;
-    // Taken (a second build from the same pieces writes into a buffer of its own); and the build
-    // before is let go.
-    before.spare = undefined;
-    before.spareOf = undefined;
+    const spare = before.before && before.before.readers === 0 && before.before.buffer.length >= Math.ceil(before.size * 1.1) ? before.before.buffer : undefined;
+    // Taken (a second build from the same pieces writes into a buffer of its own), and the build
+    // before let go.
+    before.before = undefined;
     w.buf = spare ?? Buffer.allocUnsafeSlow(Math.ceil(before.size * 1.25));
     before.readers++;
   }
@@ -159,7 +157,7 @@ export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces<Bu
     pieces.done((p) => moved.get(p) ?? p);
     // No piece points into the previous build's buffer any more: the next build may write into it
     // once no build still reads the previous pieces (two builds from the same pieces may overlap).
-    writtenBuilds.set(pieces, { size: body.length, buffer: written, readers: 0, ...(before ? { spare: before.buffer, spareOf: before } : {}) });
+    writtenBuilds.set(pieces, { size: body.length, buffer: written, readers: 0, ...(before ? { before } : {}) });
     return { body, pieces };
   } finally {
     if (before) before.readers--;
@@ -168,18 +166,18 @@ export async function tripUpdatesOutput(net: NetworkNow, previous: TripPieces<Bu
 
 /**
  * What each trip-updates build left, by the pieces it kept: its body's size (the next build's
- * writer is sized after it), the buffer its pieces are views of, and the buffer of the build
- * before (`spare`, which no piece points into any more), handed to the next build once no build
- * reads the pieces that did (`spareOf.readers`). So a city's builds alternate between two buffers
- * of 13 MB instead of allocating one each time: memory outside V8's heap, whose growth by 64 MB
- * starts a full collection of the feeds thread's gigabyte heap (docs/feeds.md).
+ * writer is sized after it), the buffer its pieces are views of, the builds under way that copy
+ * from those pieces (`readers`), and the build it was made from (`before`), whose buffer no piece
+ * points into any more: the next build writes into that buffer once no build reads the pieces
+ * that did. So a city's builds alternate between two buffers of 13 MB instead of allocating one
+ * each time: memory outside V8's heap, whose growth by 64 MB starts a full collection of the feeds
+ * thread's gigabyte heap (docs/feeds.md).
  */
 interface WrittenBuild {
   size: number;
   buffer: Buffer;
   readers: number;
-  spare?: Buffer;
-  spareOf?: WrittenBuild;
+  before?: WrittenBuild;
 }
 const writtenBuilds = new WeakMap<TripPieces<Buffer>, WrittenBuild>();
 
