@@ -82,7 +82,7 @@ async function main() {
       const t0 = performance.now();
       const vehicles = await vehiclesNow(db, 'bench', now, 300);
       const t1 = performance.now();
-      const net: NetworkNow = { groupId: 'bench', timezone: TZ, now, trips: [], updates: [], vehicles };
+      const net: NetworkNow = { groupId: 'bench', timezone: TZ, now, dates: [], trips: [], updates: [], vehicles };
       const out = await buildFeed(net, 'vehicle-positions');
       const t2 = performance.now();
       if (vehicles.length !== VEHICLES) throw new Error(`read ${vehicles.length} vehicles, expected ${VEHICLES}`);

@@ -43,7 +43,7 @@ import { scheduleMemoOf, type ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { FeedThread, feedsOffThread, headOf, type Finished } from './feed-thread.js';
 import { networkNow, positionsNow, type NetworkHead, type NetworkNow } from './network.js';
 import { builtLast, outputName, positionsOnly, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
-import type { SampleAsk } from '../predictions/samples.js';
+import type { SampleAsk, Served } from '../predictions/samples.js';
 
 export interface Output extends Finished {
   /** Weak ETag of the content (timestamps of production excluded). */
@@ -167,6 +167,11 @@ export class FeedCache implements Service {
   async samplePredictions(ask: SampleAsk): Promise<number> {
     if (!this.thread) throw new Error("the prediction sampler is asked of the feeds' worker thread, and the feeds are built on this thread");
     return (await this.thread.ask({ op: 'samples', ask })).recorded ?? 0;
+  }
+
+  /** The group's last snapshot built on this thread, if any (the prediction sampler samples what it publishes; on the worker thread, the worker's). */
+  served(groupId: string): Served | undefined {
+    return this.groups.get(groupId)?.full;
   }
 
   private get refreshMs() {

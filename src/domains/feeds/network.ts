@@ -98,6 +98,8 @@ export interface NetworkNow {
   groupId: string;
   timezone: string;
   now: Date;
+  /** The service dates whose trips it holds (the day before and the day, in the group's zone; none for the positions alone). */
+  dates: string[];
   trips: FeedTrip[];
   updates: { service_date: string; update: TripUpdateRecord }[];
   vehicles: FeedVehicle[];
@@ -167,7 +169,7 @@ export async function networkNow(
   const previous = o.previous && o.previous.groupId === groupId && o.previous.timezone === tz ? o.previous : undefined;
   const today = localDate(now, tz);
   const dates = [addDays(today, -1), today];
-  const net: NetworkNow = { groupId, timezone: tz, now, trips: [], updates: [], vehicles: [] };
+  const net: NetworkNow = { groupId, timezone: tz, now, dates, trips: [], updates: [], vehicles: [] };
   const endedSince = new Date(now.getTime() - PAST_TRIP_SECONDS * 1000);
   const delays = new Map<string, Map<string, ObservedDelay>>(dates.map((d) => [d, new Map()]));
   const recompute = o.recompute === false ? { recompute: false } : {};
@@ -194,7 +196,7 @@ export async function networkNow(
  */
 export async function positionsNow(db: Db, groupId: string, now: Date, staleVehicleSeconds: number): Promise<NetworkNow> {
   const tz = (await getGroup(db, groupId))!.timezone;
-  return { groupId, timezone: tz, now, trips: [], updates: [], vehicles: await vehiclesNow(db, groupId, now, staleVehicleSeconds) };
+  return { groupId, timezone: tz, now, dates: [], trips: [], updates: [], vehicles: await vehiclesNow(db, groupId, now, staleVehicleSeconds) };
 }
 
 /** What the feeds know live of a service date: the tracking of its open trips and their predictions. */

@@ -96,10 +96,11 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
     }
   }
 
-  /** A round of the prediction sampler, on this thread's database, schedule and tracking (as the rounds left it). */
+  /** A round of the prediction sampler, on this thread's database, schedule and tracking (as the rounds left it), sampling the snapshot it holds when recent. */
   async function sample(ask: SampleAsk): Promise<Answer & { ok: true }> {
     const now = new Date(ask.now);
-    return { ok: true, recorded: await recordSamples({ db, clock: { now: () => now }, config: { predictions: setup.predictions } }, ask, AS_ROUNDS_LEFT) };
+    const served = (groupId: string) => groups.get(groupId)?.net;
+    return { ok: true, recorded: await recordSamples({ db, clock: { now: () => now }, config: { predictions: setup.predictions } }, ask, { ...AS_ROUNDS_LEFT, served }) };
   }
 
   let closing = false;

@@ -2,10 +2,12 @@
  * How good the published predictions are (issue #17, section 3), measured as the Cal-ITP GTFS-RT
  * Trip Updates metrics measure it (docs/predictions.md, "Measured"):
  *
- * - The sampler records what predictTrips publishes (the feeds publish it): for each trip and stop
- *   ahead, at most once per clock minute, the predicted arrival and its horizon (predicted arrival
- *   minus the sampling time), stops farther ahead than maxHorizonMinutes left out. One insert per
- *   group and date and SAMPLE_CHUNK_ROWS samples, whatever the number of trips.
+ * - The sampler records what TripUpdates publishes: for each trip and stop ahead, at most once
+ *   per clock minute, the predicted arrival and its horizon (predicted arrival minus the sampling
+ *   time), stops farther ahead than maxHorizonMinutes left out. What it samples is the feeds' last
+ *   snapshot when they hold a recent one (what a consumer is served at that time), else what
+ *   predictTrips predicts then (the feeds' own computation). One insert per group and date and
+ *   SAMPLE_CHUNK_ROWS samples, whatever the number of trips.
  * - predictionStats scores the samples against the actual arrivals of the tracking tables, joined
  *   when it answers (a passage recomputed later is scored as it stands), set-based in SQL.
  *
@@ -18,7 +20,7 @@ import { slices } from '../../platform/slices.js';
 import type { Period } from '../../platform/time.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { deleteSamplesBefore, HORIZON_BANDS, insertSamples, type SampleColumns, type ScoreKeyed, selectSampleCandidates, selectScores } from './queries/samples.js';
-import { predictOpenTrips, type PredictionContext } from './service.js';
+import { predictOpenTrips, type PredictionContext, type TripPrediction } from './service.js';
 
 export { HORIZON_BANDS, WINDOW_MINUTES } from './queries/samples.js';
 /** A one-minute bin is complete with this many samples (at most one a minute is recorded: see docs/predictions.md). */
@@ -51,8 +53,25 @@ export async function samplePredictions(ctx: AppContext, o: { now?: Date; groupI
   };
   const feeds = ctx.services.feeds;
   if (feeds?.offThread) return feeds.samplePredictions(ask);
-  return recordSamples(ctx, ask);
+  return recordSamples(ctx, ask, { served: (groupId) => feeds?.served(groupId) });
 }
+
+/**
+ * What the feeds serve of a group (feeds/network.ts NetworkNow): when their snapshot was read, the
+ * service dates it covers, its trips with the prediction each publishes.
+ */
+export interface Served {
+  now: Date;
+  dates: readonly string[];
+  trips: readonly { service_date: string; trip: { trip_id: string; route_id: string }; prediction: TripPrediction | null }[];
+}
+
+/**
+ * A snapshot of the feeds read at most this long before a round (ms) is what a consumer is served
+ * then, and is sampled as such; an older one (no consumer reads the feeds), or none, and the round
+ * predicts anew.
+ */
+export const SERVED_WITHIN_MS = 60_000;
 
 /** A round of the sampler: at `now` (ms), of one group or all, stops at most maxHorizonS ahead, chunkRows a statement. */
 export interface SampleAsk {
@@ -65,27 +84,26 @@ export interface SampleAsk {
 /**
  * A round of the sampler on a database handle (samplePredictions; the feeds' worker thread, with
  * `recompute` false: the tracking as the rounds left it). Returns the rows recorded.
+ *
+ * `served`: the feeds' last snapshot of a group, if they hold one. When it was read within
+ * SERVED_WITHIN_MS before `now` and covers the date, its predictions are sampled: those TripUpdates
+ * publishes (from a vehicle: `from_trip_id` set; a frequency trip has none), as served at `now`.
+ * That is what is scored, and a city's minute is then no second prediction of the whole network
+ * (its open tracking read and predictTrips: a third of a live rebuild's work) beside the feeds'.
  */
-export async function recordSamples(ctx: PredictionContext, ask: SampleAsk, o: { recompute?: boolean } = {}): Promise<number> {
+export async function recordSamples(
+  ctx: PredictionContext, ask: SampleAsk, o: { recompute?: boolean; served?: (groupId: string) => Served | undefined } = {},
+): Promise<number> {
   const now = new Date(ask.now);
   const candidates = await selectSampleCandidates(ctx.db, now, ask.groupId);
-  const memo = scheduleMemoOf(ctx.db);
   let recorded = 0;
   for (const { group_id: groupId, service_date: date } of candidates) {
-    // The day's whole schedule, as the feeds read it (gtfs/schedule-memo.ts: read once per version and date).
-    const { schedule: day, predictions } = await predictOpenTrips({ ...ctx, clock: { now: () => now } }, groupId, date, {
-      now, schedule: () => memo.dayOf(ctx.db, groupId, undefined, date),
-      ...(o.recompute === false ? { recompute: false } : {}),
-    });
-    if (day === null || predictions.length === 0) continue;
-    const routes = new Map(day.trips.map((t) => [t.trip_id, t.route_id]));
+    const published = await publishedOn(ctx, groupId, date, now, o);
     let cols = noColumns();
     const turn = slices();
-    for (const p of predictions) {
+    for (const { route, prediction: p } of published) {
       const wait = turn();
       if (wait) await wait;
-      const route = routes.get(p.trip_id);
-      if (route === undefined) continue;
       for (const s of p.stops) {
         const horizon = Math.round((s.arrival_at.getTime() - now.getTime()) / 1000);
         if (horizon > ask.maxHorizonS) continue;
@@ -107,6 +125,29 @@ export async function recordSamples(ctx: PredictionContext, ask: SampleAsk, o: {
     if (cols.trip.length > 0) recorded += await insertSamples(ctx.db, groupId, date, now, cols);
   }
   return recorded;
+}
+
+/** The predictions TripUpdates publishes for a group and date at `now`, each with its trip's route: the feeds' snapshot's, else predicted anew. */
+async function publishedOn(
+  ctx: PredictionContext, groupId: string, date: string, now: Date, o: { recompute?: boolean; served?: (groupId: string) => Served | undefined },
+): Promise<{ route: string; prediction: TripPrediction }[]> {
+  const served = o.served?.(groupId);
+  const age = served ? now.getTime() - served.now.getTime() : Infinity;
+  if (served && age >= 0 && age <= SERVED_WITHIN_MS && served.dates.includes(date)) {
+    return served.trips.flatMap((t) => (t.service_date === date && t.prediction?.from_trip_id ? [{ route: t.trip.route_id, prediction: t.prediction }] : []));
+  }
+  // The day's whole schedule, as the feeds read it (gtfs/schedule-memo.ts: read once per version and date).
+  const memo = scheduleMemoOf(ctx.db);
+  const { schedule: day, predictions } = await predictOpenTrips({ ...ctx, clock: { now: () => now } }, groupId, date, {
+    now, schedule: () => memo.dayOf(ctx.db, groupId, undefined, date),
+    ...(o.recompute === false ? { recompute: false } : {}),
+  });
+  if (day === null) return [];
+  const routes = new Map(day.trips.map((t) => [t.trip_id, t.route_id]));
+  return predictions.flatMap((p) => {
+    const route = routes.get(p.trip_id);
+    return route === undefined ? [] : [{ route, prediction: p }];
+  });
 }
 
 /** Deletes the samples of service dates more than retentionDays before now; returns how many. */
