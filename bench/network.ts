@@ -385,7 +385,7 @@ function sampleTripLag(tripId: string, date: string, seq: number, acceptedAt: nu
 
 /** The tables the service writes under the load (what autovacuum would analyse). */
 const WRITTEN_TABLES = [
-  'positions', 'trip_events', 'passenger_counts', 'trip_runs', 'trip_tracking', 'trip_tracking_stops', 'trip_tracking_dirty', 'prediction_samples',
+  'positions', 'trip_events', 'passenger_counts', 'trip_runs', 'trip_tracking', 'trip_tracking_stops', 'trip_tracking_dirty', 'prediction_sample_sets',
   'device_latest', 'device_sign_events', 'device_history_events', 'device_history_snapshots', 'duties', 'vehicle_movements',
 ];
 

@@ -159,7 +159,7 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
       const r = await f.t.db.query(
         `SELECT trip_id, stop_sequence, sampled_minute, sampled_at, stop_id, route_id, predicted_arrival_at, predicted_departure_at, uncertainty_s, horizon_s, basis
          FROM prediction_samples WHERE group_id = $1 ORDER BY trip_id, stop_sequence`, [f.g]);
-      await f.t.db.query('DELETE FROM prediction_samples WHERE group_id = $1', [f.g]);
+      await f.t.db.query('DELETE FROM prediction_sample_sets WHERE group_id = $1', [f.g]);
       return r;
     };
     // The asks the cache sends its worker (its thread seam, as above), watched.

@@ -74,6 +74,7 @@ const OWNER: Record<string, string> = {
   prediction_segments: 'predictions',
   prediction_models: 'predictions',
   prediction_samples: 'predictions',
+  prediction_sample_sets: 'predictions',
   ratings: 'ratings',
   sms_notifications: 'notifications',
 };

@@ -22,7 +22,7 @@ const DATE = '2026-03-10';
 async function taken(): Promise<[string, number, number, number][]> {
   const r = await f.t.db.query<{ trip_id: string; stop_sequence: number; predicted_arrival_at: Date; horizon_s: number }>(
     'SELECT trip_id, stop_sequence, predicted_arrival_at, horizon_s FROM prediction_samples WHERE group_id = $1 ORDER BY trip_id, stop_sequence', [f.g]);
-  await f.t.db.query('DELETE FROM prediction_samples WHERE group_id = $1', [f.g]);
+  await f.t.db.query('DELETE FROM prediction_sample_sets WHERE group_id = $1', [f.g]);
   return r.map((x) => [x.trip_id, x.stop_sequence, new Date(x.predicted_arrival_at).getTime() / 1000, x.horizon_s]);
 }
 

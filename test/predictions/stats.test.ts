@@ -1,7 +1,7 @@
 /**
  * The measured accuracy of the predictions (issue #17, section 3).
  *
- * Scoring: the samples and the actual passages are written directly (prediction_samples, and
+ * Scoring: the samples and the actual passages are written directly (prediction_sample_sets, and
  * trip_tracking_stops as tracking stores it), so every error is known to the second and every
  * figure below is computed by hand. Sampling: a trip in progress written directly into the
  * tracking tables (as in model.test.ts) on a GTFS feed imported as usual; the sampler runs
@@ -31,12 +31,13 @@ async function passage(date: string, trip: string, seq: number, arrival: Date | 
   );
 }
 
-/** A sample: what was published at `at` for the trip and stop. */
+/** A sample: what was published at `at` for the trip and stop (a trip's row of that minute with this one stop: migration 0021). */
 async function sample(date: string, route: string, trip: string, seq: number, at: Date, predicted: Date) {
+  const offset = predicted.getTime() - at.getTime();
   await t.db.query(
-    `INSERT INTO prediction_samples (group_id, service_date, trip_id, stop_sequence, sampled_minute, stop_id, route_id, sampled_at, predicted_arrival_at, predicted_departure_at, uncertainty_s, horizon_s, basis)
-     VALUES ($1, $2, $3, $4, date_trunc('minute', $5::timestamptz), $6, $7, $5, $8, $8, 30, $9, 'history')`,
-    [g, date, trip, seq, at, `S${seq}`, route, predicted, Math.round((predicted.getTime() - at.getTime()) / 1000)],
+    `INSERT INTO prediction_sample_sets (group_id, service_date, trip_id, sampled_minute, route_id, sampled_at, stop_sequences, stop_ids, arrivals_ms, departures_ms, uncertainties_s, bases)
+     VALUES ($1, $2, $3, date_trunc('minute', $5::timestamptz), $6, $5, ARRAY[$4::int], ARRAY[$7], ARRAY[$8::int], ARRAY[$8::int], '{30}', '{history}')`,
+    [g, date, trip, seq, at, route, `S${seq}`, offset],
   );
 }
 

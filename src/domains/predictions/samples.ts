@@ -30,7 +30,7 @@ export const COMPLETE_BIN_SAMPLES = 1;
 /** Samples recorded by one statement: a city's minute (tens of thousands of stops ahead) is several, each a bounded piece of work. */
 export const SAMPLE_CHUNK_ROWS = 5000;
 
-const noColumns = (): SampleColumns => ({ trip: [], seq: [], stop: [], route: [], arr: [], dep: [], unc: [], hor: [], basis: [] });
+const noColumns = (): SampleColumns => ({ trip: [], seq: [], stop: [], route: [], arr: [], dep: [], unc: [], basis: [] });
 
 /**
  * Samples what the predictions publish now for every group and date with a trip in progress;
@@ -105,16 +105,15 @@ export async function recordSamples(
       const wait = turn();
       if (wait) await wait;
       for (const s of p.stops) {
-        const horizon = Math.round((s.arrival_at.getTime() - now.getTime()) / 1000);
-        if (horizon > ask.maxHorizonS) continue;
+        const arrival = s.arrival_at.getTime() - now.getTime();
+        if (Math.round(arrival / 1000) > ask.maxHorizonS) continue;
         cols.trip.push(p.trip_id);
         cols.seq.push(s.stop_sequence);
         cols.stop.push(s.stop_id);
         cols.route.push(route);
-        cols.arr.push(s.arrival_at.toISOString());
-        cols.dep.push(s.departure_at.toISOString());
+        cols.arr.push(arrival);
+        cols.dep.push(s.departure_at.getTime() - now.getTime());
         cols.unc.push(s.uncertainty_seconds);
-        cols.hor.push(horizon);
         cols.basis.push(s.basis);
       }
       if (cols.trip.length >= ask.chunkRows) {

@@ -1,5 +1,6 @@
 /**
- * The samples of published predictions (prediction_samples) and their scoring against the actual
+ * The samples of published predictions (prediction_sample_sets, a row per trip and minute; the view
+ * prediction_samples, a row per stop: migration 0021) and their scoring against the actual
  * arrivals of the tracking tables (trip_tracking, trip_tracking_stops), a trip seen through its
  * vehicles' and drivers' teams (vehicles, drivers), read-only (docs/architecture.md).
  */
@@ -10,9 +11,13 @@ export const WINDOW_MINUTES = 30;
 /** The horizon bands, minutes to the actual arrival: [from, to). */
 export const HORIZON_BANDS = [[0, 5], [5, 10], [10, 20], [20, 30]] as const;
 
-/** The samples of one group and date, column by column (same length each). */
+/**
+ * The samples of one group and date, column by column (same length each), a trip's stops
+ * consecutive and never split between two statements: `arr`/`dep` the predicted times in
+ * milliseconds from the sampling time.
+ */
 export interface SampleColumns {
-  trip: string[]; seq: number[]; stop: string[]; route: string[]; arr: string[]; dep: string[]; unc: number[]; hor: number[]; basis: string[];
+  trip: string[]; seq: number[]; stop: string[]; route: string[]; arr: number[]; dep: number[]; unc: number[]; basis: string[];
 }
 
 /** The groups (all, or `groupId`) and service dates with a trip in progress at `now`, by group and date. */
@@ -32,18 +37,24 @@ export function selectSampleCandidates(db: Queryable, now: Date, groupId: string
   );
 }
 
-/** Records the samples of a group and date taken at `now` (at most one a clock minute); returns the rows recorded. */
+/**
+ * Records the samples of a group and date taken at `now`, a row per trip (prediction_sample_sets,
+ * migration 0021), at most one a trip and clock minute; returns the samples (stops) recorded.
+ */
 export async function insertSamples(db: Queryable, groupId: string, date: string, now: Date, cols: SampleColumns): Promise<number> {
   const rows = await db.query<{ n: number }>(
       `WITH ins AS (
-         INSERT INTO prediction_samples (group_id, service_date, trip_id, stop_sequence, sampled_minute, stop_id, route_id, sampled_at,
-           predicted_arrival_at, predicted_departure_at, uncertainty_s, horizon_s, basis)
-         SELECT $1, $2::date, u.trip_id, u.seq, date_trunc('minute', $3::timestamptz), u.stop_id, u.route_id, $3::timestamptz, u.arr, u.dep, u.unc, u.hor, u.basis
-         FROM unnest($4::text[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::int[], $11::int[], $12::text[])
-           AS u(trip_id, seq, stop_id, route_id, arr, dep, unc, hor, basis)
-         ON CONFLICT DO NOTHING RETURNING 1)
-       SELECT count(*)::int AS n FROM ins`,
-      [groupId, date, now, cols.trip, cols.seq, cols.stop, cols.route, cols.arr, cols.dep, cols.unc, cols.hor, cols.basis],
+         INSERT INTO prediction_sample_sets (group_id, service_date, trip_id, sampled_minute, route_id, sampled_at,
+           stop_sequences, stop_ids, arrivals_ms, departures_ms, uncertainties_s, bases)
+         SELECT $1, $2::date, u.trip_id, date_trunc('minute', $3::timestamptz), min(u.route_id), $3::timestamptz,
+           array_agg(u.seq ORDER BY u.i), array_agg(u.stop_id ORDER BY u.i), array_agg(u.arr ORDER BY u.i), array_agg(u.dep ORDER BY u.i),
+           array_agg(u.unc ORDER BY u.i), array_agg(u.basis ORDER BY u.i)
+         FROM unnest($4::text[], $5::int[], $6::text[], $7::text[], $8::int[], $9::int[], $10::int[], $11::text[]) WITH ORDINALITY
+           AS u(trip_id, seq, stop_id, route_id, arr, dep, unc, basis, i)
+         GROUP BY u.trip_id
+         ON CONFLICT DO NOTHING RETURNING cardinality(stop_sequences) AS n)
+       SELECT COALESCE(sum(n), 0)::int AS n FROM ins`,
+      [groupId, date, now, cols.trip, cols.seq, cols.stop, cols.route, cols.arr, cols.dep, cols.unc, cols.basis],
   );
   return rows[0]!.n;
 }
@@ -51,7 +62,8 @@ export async function insertSamples(db: Queryable, groupId: string, date: string
 /** Deletes the samples of service dates more than retentionDays before now; returns how many. */
 export async function deleteSamplesBefore(db: Queryable, now: Date, retentionDays: number): Promise<number> {
   const rows = await db.query<{ n: number }>(
-    `WITH d AS (DELETE FROM prediction_samples WHERE service_date < ($1::timestamptz AT TIME ZONE 'UTC')::date - $2::int RETURNING 1) SELECT count(*)::int AS n FROM d`,
+    `WITH d AS (DELETE FROM prediction_sample_sets WHERE service_date < ($1::timestamptz AT TIME ZONE 'UTC')::date - $2::int RETURNING cardinality(stop_sequences) AS n)
+     SELECT COALESCE(sum(n), 0)::int AS n FROM d`,
     [now, retentionDays],
   );
   return rows[0]!.n;
