@@ -16,6 +16,8 @@ export interface BatchSeen {
   accepted: number;
   sentAt: number;
   answeredAt: number;
+  /** When the bench's thread had the answer (answeredAt when it timed the request itself). */
+  seenAt: number;
 }
 
 export interface PrepareOptions {
@@ -215,7 +217,8 @@ export class ScheduleReplay implements LoadSource {
       const answer = JSON.parse(text) as { accepted: string[]; duplicates: string[]; rejected: unknown[] };
       if (answer.rejected.length > 0 && this.failures === 0) this.o.log(`replay: rejected ${JSON.stringify(answer.rejected[0])}`);
       v.next = end;
-      onBatch({ deviceId: v.deviceId, vehicleId: v.vehicleId, items: batch, accepted: answer.accepted.length, sentAt, answeredAt: Date.now() });
+      const answeredAt = Date.now();
+      onBatch({ deviceId: v.deviceId, vehicleId: v.vehicleId, items: batch, accepted: answer.accepted.length, sentAt, answeredAt, seenAt: answeredAt });
     } catch (err) {
       // The items stay for the next send (a device keeps its backlog).
       if (this.failures++ < 5) this.o.log(`replay: ${v.deviceId}: ${(err as Error).message}`);

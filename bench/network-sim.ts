@@ -5,14 +5,50 @@
  * API, then driven in real time on the bench's clock. Its start sends each vehicle's morning so
  * far (its backlog, thinned to a position a minute past 10 minutes) before the measured run.
  */
+import { Worker } from 'node:worker_threads';
 import pg from 'pg';
-import { NetworkSimulator } from '../src/domains/simulate/simulator.js';
+import { HttpStatusError } from '../src/domains/simulate/client.js';
+import { NetworkSimulator, type BatchPost, type ReportAnswer } from '../src/domains/simulate/simulator.js';
 import type { BatchSeen, LoadSource, PrepareOptions } from './network-replay.js';
+
+/**
+ * The devices' batches posted and timed on a thread of their own (sender-worker.mjs), away from
+ * the simulator's event loop: a batch's latency is the service's, not the load generator's holds.
+ */
+function senderThread(baseUrl: string, groupId: string): { post: BatchPost; close: () => Promise<number> } {
+  const worker = new Worker(new URL('./sender-worker.mjs', import.meta.url));
+  worker.unref();
+  type Answer = { id: number; status: number; text: string; sentAt: number; answeredAt: number; retryAfter: number; error?: string };
+  const waiting = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
+  let last = 0;
+  worker.on('message', (a: Answer) => {
+    const w = waiting.get(a.id);
+    waiting.delete(a.id);
+    if (a.error !== undefined) w?.reject(new Error(a.error));
+    else w?.resolve(a);
+  });
+  worker.on('error', (err) => {
+    for (const w of waiting.values()) w.reject(err);
+    waiting.clear();
+  });
+  const url = `${baseUrl}/api/v4/groups/${groupId}/device/reports`;
+  const post: BatchPost = async (key, items) => {
+    const id = ++last;
+    const a = await new Promise<Answer>((resolve, reject) => {
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, url, key, body: JSON.stringify({ items }) });
+    });
+    if (a.status < 200 || a.status >= 300) throw new HttpStatusError(a.status, `POST device/reports: ${a.status} ${a.text.slice(0, 500)}`, a.retryAfter);
+    return { answer: JSON.parse(a.text) as ReportAnswer, sentAt: a.sentAt, answeredAt: a.answeredAt };
+  };
+  return { post, close: () => worker.terminate() };
+}
 
 export class SimulatorLoad implements LoadSource {
   readonly name = 'NetworkSimulator (src/domains/simulate/simulator.ts)';
   vehicles = 0;
   private sim: NetworkSimulator | null = null;
+  private sender: ReturnType<typeof senderThread> | null = null;
   private o!: PrepareOptions;
 
   get failures() {
@@ -57,11 +93,14 @@ export class SimulatorLoad implements LoadSource {
 
   /** Provisions and sends the backlog (start), then runs until keepGoing() turns false. */
   async start(now: () => number, onBatch: (b: BatchSeen) => void): Promise<void> {
+    this.sender = senderThread(this.o.baseUrl, this.o.groupId);
     this.sim = new NetworkSimulator({
       baseUrl: this.o.baseUrl, groupId: this.o.groupId, adminAuth: this.o.admin, provision: true, vehicles: this.vehicles,
-      period: this.o.periodS, now: () => new Date(now()), log: this.o.log, concurrency: 32,
+      period: this.o.periodS, now: () => new Date(now()), log: this.o.log, concurrency: 32, post: this.sender.post,
     });
-    this.sim.onBatch((e) => onBatch({ deviceId: e.deviceId, vehicleId: e.vehicleId, items: e.items as BatchSeen['items'], accepted: e.accepted, sentAt: e.sentAt, answeredAt: e.answeredAt }));
+    this.sim.onBatch((e) => onBatch({
+      deviceId: e.deviceId, vehicleId: e.vehicleId, items: e.items as BatchSeen['items'], accepted: e.accepted, sentAt: e.sentAt, answeredAt: e.answeredAt, seenAt: e.seenAt,
+    }));
     await this.sim.start();
   }
 
@@ -69,5 +108,6 @@ export class SimulatorLoad implements LoadSource {
     this.sim!.run();
     while (keepGoing()) await new Promise((r) => setTimeout(r, 200));
     await this.sim!.stop();
+    await this.sender?.close();
   }
 }

@@ -12,7 +12,9 @@
  * 4. The simulator at the peak: one vehicle per block running then, each reporting through the
  *    device API every --period seconds (15), the service and the simulator on the same shifted
  *    clock; after its start (provisioning, the morning so far), measured for --minutes N (10).
- * 5. Every 30 s and at the end: items/s and batch p50/p99; tracking lag (report accepted →
+ * 5. Every 30 s and at the end: items/s and batch p50/p99 (posted and timed on a thread of their
+ *    own, sender-worker.mjs, as devices would: the simulator's holds apart; also as the
+ *    simulator's thread saw them); tracking lag (report accepted →
  *    visible in the trip object, and in vehicle-positions); the trip object of a trip in progress
  *    read once a second; the four passenger feeds (GTFS-RT vehicle-positions and trip-updates, SIRI vehicle-monitoring and estimated-timetable) fetched
  *    by a consumer polling each every 5 s (Accept-Encoding: gzip; latency: request to last byte,
@@ -125,6 +127,8 @@ class Series {
 const F = {
   items: new Series(), // accepted items per batch
   batchMs: new Series(),
+  /** The same batches from their send to when the simulator's thread had the answer (its own holds included). */
+  batchSeenMs: new Series(),
   batchFailures: new Series(),
   lagTripObject: new Series(),
   lagTripObjectMissed: new Series(),
@@ -335,6 +339,7 @@ const pendingPositions = new Map<string, [number, number][]>();
 function onBatch(b: BatchSeen) {
   if (running) {
     F.batchMs.add(b.answeredAt - b.sentAt, b.answeredAt);
+    F.batchSeenMs.add(b.seenAt - b.sentAt, b.answeredAt);
     F.items.add(b.accepted, b.answeredAt);
   }
   for (const it of b.items) {
@@ -718,7 +723,7 @@ async function main() {
       const c = end ?? { ...(await cpu.sample()), t: Date.now() };
       const seconds = (c.t - last.t) / 1000;
       const line = [
-        `${label}: ${fmt(F.items.sum(since) / ((c.t - since) / 1000), 1)} items/s, batch p50/p99 ${F.batchMs.describe(since)}, failed batches ${simulator.failures}`,
+        `${label}: ${fmt(F.items.sum(since) / ((c.t - since) / 1000), 1)} items/s, batch p50/p99 ${F.batchMs.describe(since)} (${F.batchSeenMs.describe(since)} as the simulator's thread had the answers), failed batches ${simulator.failures}`,
         `  tracking lag (accepted → trip object) p50/p99 ${F.lagTripObject.describe(since)}, not seen within 60 s ${F.lagTripObjectMissed.count(since)}; trip object read right after a report (recomputes the trip first) ${F.tripObjectMs.describe(since)}`,
         `  trip object of a trip in progress, read once a second ${F.tripReadMs.describe(since)}`,
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { fixedClock } from '../../src/platform/clock.js';
-import { NetworkSimulator, type BatchEvent } from '../../src/domains/simulate/simulator.js';
+import { NetworkSimulator, type BatchEvent, type BatchPost, type ReportAnswer } from '../../src/domains/simulate/simulator.js';
 import { inject, newGroup, newUser, setup, type TestApp, type TestUser } from '../helpers/app.js';
 import { importZip } from '../helpers/gtfs.js';
 import { smallNetworkZip } from './feed.js';
@@ -85,5 +85,26 @@ describe('the network simulator on a published feed, over HTTP', () => {
     expect(again.stats.duplicates).toBeGreaterThan(100);
     const devices = (await inject(t, { url: `/api/v4/groups/${g}/devices`, headers: admin.auth })).json as unknown[];
     expect(devices).toHaveLength(2);
+  }, 120_000);
+
+  it('posts every batch through the `post` it is given, and tells each batch with the times that post measured', async () => {
+    const timed: { sentAt: number; answeredAt: number }[] = [];
+    const post: BatchPost = async (key, items) => {
+      const sentAt = Date.now();
+      const res = await fetch(`${baseUrl}/api/v4/groups/${g}/device/reports`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ items }) });
+      expect(res.status).toBe(200);
+      // Times of its own, told apart from any the simulator could take itself.
+      const t = { sentAt: sentAt - 1_000_000, answeredAt: Date.now() - 1_000_000 };
+      timed.push(t);
+      return { answer: (await res.json()) as ReportAnswer, ...t };
+    };
+    const again = new NetworkSimulator({ baseUrl, groupId: g, adminAuth: { email: admin.email, password: admin.password }, provision: true, period: 15, now: () => clock.now(), seed: 7, post });
+    const seen: BatchEvent[] = [];
+    again.onBatch((b) => seen.push(b));
+    await again.start();
+    expect(again.stats.duplicates).toBeGreaterThan(100);
+    expect(timed.length).toBe(again.stats.batches);
+    expect(seen.map((b) => ({ sentAt: b.sentAt, answeredAt: b.answeredAt }))).toEqual(timed);
+    expect(seen.every((b) => b.seenAt >= b.answeredAt + 1_000_000)).toBe(true);
   }, 120_000);
 });

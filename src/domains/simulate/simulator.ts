@@ -61,7 +61,22 @@ export interface NetworkSimulatorOptions {
   busyStops?: ReadonlySet<string>;
   /** The planning of a date that has none (the body of PUT planning), sent before the day runs (the demo plans its days). */
   planDay?: (date: string) => PlanningRows;
+  /**
+   * How a device's batch is posted and timed (default: the API client on this thread, timed
+   * here). A load generator measuring the service gives one that posts from a thread of its own
+   * (bench:network): timed on this thread, a batch's latency also counts whatever holds this
+   * thread's event loop (thousands of vehicles' traffic model) when the answer arrives.
+   */
+  post?: BatchPost;
 }
+
+/** What the service answered a device batch (POST device/reports). */
+export type ReportAnswer = Awaited<ReturnType<ApiClient['reports']>>;
+/**
+ * Posts a device batch with a device key: the answer, and when the request left and its answer
+ * came back (epoch ms). A status other than 2xx is an HttpStatusError.
+ */
+export type BatchPost = (key: string, items: readonly ReportItem[]) => Promise<{ answer: ReportAnswer; sentAt: number; answeredAt: number }>;
 
 export interface NetworkSimulatorStats {
   batches: number;
@@ -84,11 +99,13 @@ export interface BatchEvent {
   accepted: number;
   duplicates: number;
   rejected: number;
-  /** Epoch ms: when the request left, when the answer came back (real time). */
+  /** Epoch ms: when the request left, when the answer came back (real time), as `post` timed them. */
   sentAt: number;
   /** The simulated time at which the device sent it (the `now` option; real time by default). */
   simulatedAt: number;
   answeredAt: number;
+  /** Epoch ms: when this thread had the answer (after answeredAt by what held its event loop). */
+  seenAt: number;
   /** A batch sent a second time on purpose (a lost answer). */
   resent: boolean;
 }
@@ -115,7 +132,8 @@ const MAX_LATENCY_SAMPLES = 100_000;
 
 export class NetworkSimulator {
   readonly stats: NetworkSimulatorStats = { batches: 0, accepted: 0, duplicates: 0, rejected: 0, failedRequests: 0, batchLatencyMs: [], vehicles: 0, firstRejection: null };
-  private readonly o: Required<Omit<NetworkSimulatorOptions, 'log' | 'planningAuth' | 'routes' | 'busyStops' | 'vehicles' | 'planDay'>> & Pick<NetworkSimulatorOptions, 'planningAuth' | 'routes' | 'busyStops' | 'vehicles' | 'planDay'> & { log: (m: string) => void };
+  private readonly o: Required<Omit<NetworkSimulatorOptions, 'log' | 'planningAuth' | 'routes' | 'busyStops' | 'vehicles' | 'planDay' | 'post'>> & Pick<NetworkSimulatorOptions, 'planningAuth' | 'routes' | 'busyStops' | 'vehicles' | 'planDay'> & { log: (m: string) => void };
+  private readonly post: BatchPost;
   private readonly client: ApiClient;
   private readonly planningClient: ApiClient;
   private readonly listeners = new Set<(b: BatchEvent) => void>();
@@ -142,6 +160,11 @@ export class NetworkSimulator {
     };
     this.client = new ApiClient(this.o.baseUrl, o.groupId, o.adminAuth);
     this.planningClient = o.planningAuth ? new ApiClient(this.o.baseUrl, o.groupId, o.planningAuth) : this.client;
+    this.post = o.post ?? (async (key, items) => {
+      const sentAt = Date.now();
+      const answer = await this.client.reports(key, items);
+      return { answer, sentAt, answeredAt: Date.now() };
+    });
     this.r = rngOf(this.o.seed, o.groupId, 'simulator');
   }
 
@@ -424,10 +447,9 @@ export class NetworkSimulator {
   }
 
   private async sendBatch(s: Stream, key: string, items: Item[], resent: boolean, simulatedAt: number): Promise<boolean> {
-    const sentAt = Date.now();
     try {
-      const answer = await this.client.reports(key, items as unknown as ReportItem[]); // run.ts builds items as a loose Item: typing them as the document's union is still to do
-      const answeredAt = Date.now();
+      const { answer, sentAt, answeredAt } = await this.post(key, items as unknown as ReportItem[]); // run.ts builds items as a loose Item: typing them as the document's union is still to do
+      const seenAt = Date.now();
       this.stats.batches++;
       this.stats.accepted += answer.accepted.length;
       this.stats.duplicates += answer.duplicates.length;
@@ -440,7 +462,7 @@ export class NetworkSimulator {
       }
       const event: BatchEvent = {
         deviceId: s.run.deviceId, vehicleId: s.run.vehicleId, serviceDate: s.run.serviceDate, items, accepted: answer.accepted.length,
-        duplicates: answer.duplicates.length, rejected: answer.rejected.length, sentAt, answeredAt, simulatedAt, resent,
+        duplicates: answer.duplicates.length, rejected: answer.rejected.length, sentAt, answeredAt, seenAt, simulatedAt, resent,
       };
       for (const cb of this.listeners) cb(event);
       return true;
