@@ -51,7 +51,6 @@ import { loadavg, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
 import { DateTime } from 'luxon';
 import pg from 'pg';
 import WebSocket from 'ws';
@@ -60,7 +59,7 @@ import { generateNetwork } from '../src/domains/demo/network.js';
 import { describeFigures, MTA_FEEDS, mtaFeedZip, type MtaFeed } from './mta-feeds.js';
 import type { BatchSeen, LoadSource } from './network-replay.js';
 import { loadHistory } from './network-history.js';
-import { DATABASE_URL, fmt, percentile } from './support.js';
+import { askingThread, DATABASE_URL, fmt, percentile } from './support.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -429,9 +428,7 @@ interface Consumed {
 }
 
 /** The consumers' thread (consumer-worker.mjs): the timed GETs and their decoding, away from the simulator's event loop. */
-let consumer: Worker | undefined;
-const asked = new Map<number, { resolve: (a: Consumed) => void; reject: (e: Error) => void }>();
-let lastAsk = 0;
+const consumers = askingThread<{ url: string; headers: Record<string, string>; digest: string | undefined }, Consumed>(new URL('./consumer-worker.mjs', import.meta.url));
 
 /**
  * A GET as a feed consumer or a console makes it (Accept-Encoding: gzip, a kept-alive connection),
@@ -440,26 +437,7 @@ let lastAsk = 0;
  * on that thread too.
  */
 function getAsConsumer(path: string, headers: Record<string, string> = {}, digest?: 'vehicle-positions' | 'trip-updates' | 'siri-et'): Promise<Consumed> {
-  if (!consumer) {
-    consumer = new Worker(new URL('./consumer-worker.mjs', import.meta.url));
-    consumer.unref();
-    consumer.on('message', (m: Consumed & { id: number; error?: string }) => {
-      const waiting = asked.get(m.id);
-      asked.delete(m.id);
-      if (m.error !== undefined) waiting?.reject(new Error(m.error));
-      else waiting?.resolve(m);
-    });
-    consumer.on('error', (err) => {
-      for (const w of asked.values()) w.reject(err);
-      asked.clear();
-      consumer = undefined;
-    });
-  }
-  const id = ++lastAsk;
-  return new Promise((resolve, reject) => {
-    asked.set(id, { resolve, reject });
-    consumer!.postMessage({ id, url: `${baseUrl}/api/v4${path}`, headers: { 'accept-encoding': 'gzip', ...headers }, digest });
-  });
+  return consumers.ask({ url: `${baseUrl}/api/v4${path}`, headers: { 'accept-encoding': 'gzip', ...headers }, digest });
 }
 
 async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<void> {
@@ -790,7 +768,7 @@ async function main() {
     running = false;
     ws?.close();
     // The consumers' thread keeps the process alive, unref'd or not (its kept-alive sockets).
-    await consumer?.terminate();
+    await consumers.close();
     await stopServer();
     if (args.keep) log(`database kept: ${urlOf(database)}`);
     else await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);

@@ -89,7 +89,7 @@ export interface SampleAsk {
  * SERVED_WITHIN_MS before `now` and covers the date, its predictions are sampled: those TripUpdates
  * publishes (from a vehicle: `from_trip_id` set; a frequency trip has none), as served at `now`.
  * That is what is scored, and a city's minute is then no second prediction of the whole network
- * (its open tracking read and predictTrips: a third of a live rebuild's work) beside the feeds'.
+ * (its open tracking read and predictTrips: seconds of a city's live rebuild) beside the feeds'.
  */
 export async function recordSamples(
   ctx: PredictionContext, ask: SampleAsk, o: { recompute?: boolean; served?: (groupId: string) => Served | undefined } = {},
