@@ -3,9 +3,9 @@ import type { Migration } from '../migrate.js';
 /**
  * The prediction samples stored a trip and minute a row (issue #16, cost over time): a city's
  * minute is about 150,000 samples (4,600 trips in progress, every stop ahead within the hour), and a
- * row and an index entry per stop (0019) made them 43 MB a minute, two thirds of the database's
- * growth and of its write-ahead log at the morning peak, written in one burst a minute beside the
- * devices' reports. Now one row per trip and sampled minute holds its stops as arrays, the
+ * row and an index entry per stop (0019) made them about 43 MB a minute, two thirds of the
+ * database's growth at the morning peak, written in one burst a minute beside the devices'
+ * reports. Now one row per trip and sampled minute holds its stops as arrays, the
  * predicted times as milliseconds from the sampling time (exact, and their horizon): about 40
  * bytes a stop and one key entry a trip instead of about 300 bytes a stop.
  *
