@@ -38,7 +38,9 @@
  * --history-days N (the N days before the measured one filled with copies of its morning so far,
  * bench/network-history.ts: the cost of a month of reports), --no-feeds (no feed consumer and no
  * feed-lag probe: the service without passenger feeds to rebuild, to tell their cost on the other
- * figures), --steady-after S (60: the figures are also given for the run after its first
+ * figures), --feeds LIST (the feeds the consumer polls, of vehicle-positions, trip-updates, siri-vm
+ * and siri-et, all by default: an output nobody asks for is not rebuilt, so leaving one out tells
+ * what its builds cost the others' freshness), --steady-after S (60: the figures are also given for the run after its first
  * window ending S seconds in or later, the steady state: the first minute still has the service
  * recomputing the morning the simulator's start sent; 0: not), --server-node-args="ARGS" (options
  * of the service's node, e.g. "--max-semi-space-size=64": its garbage collector tried), --help.
@@ -76,6 +78,7 @@ const { values: args } = parseArgs({
     'server-node-args': { type: 'string', default: '' },
     'history-days': { type: 'string', default: '0' },
     'no-feeds': { type: 'boolean', default: false },
+    feeds: { type: 'string', default: 'vehicle-positions,trip-updates,siri-vm,siri-et' },
     'steady-after': { type: 'string', default: '60' },
     help: { type: 'boolean', default: false },
   },
@@ -440,6 +443,10 @@ function getAsConsumer(path: string, headers: Record<string, string> = {}, diges
   return consumers.ask({ url: `${baseUrl}/api/v4${path}`, headers: { 'accept-encoding': 'gzip', ...headers }, digest });
 }
 
+/** The feeds the consumer polls (--feeds). */
+const POLLED = (args.feeds ?? '').split(',').map((f) => f.trim()).filter((f) => f !== '') as (keyof typeof FEEDS)[];
+for (const f of POLLED) if (!(f in FEEDS)) throw new Error(`--feeds: ${f} is none of ${Object.keys(FEEDS).join(', ')}`);
+
 async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<void> {
   const res = await getAsConsumer(`/groups/${GROUP}${FEEDS[name]}`, {}, name === 'vehicle-positions' || name === 'trip-updates' || name === 'siri-et' ? name : undefined);
   if (res.status !== 200 && res.status !== 204) throw new Error(`${name}: ${res.status} ${res.text ?? ''}`);
@@ -654,7 +661,7 @@ async function main() {
 
     // The first request of a feed waits for the group's first snapshot: made before the measure.
     const t3 = Date.now();
-    for (const name of Object.keys(FEEDS)) await fetch(`${baseUrl}/api/v4/groups/${GROUP}${FEEDS[name as keyof typeof FEEDS]}`, { signal: AbortSignal.timeout(900_000) }).then((r) => r.arrayBuffer());
+    for (const name of POLLED) await fetch(`${baseUrl}/api/v4/groups/${GROUP}${FEEDS[name]}`, { signal: AbortSignal.timeout(900_000) }).then((r) => r.arrayBuffer());
     log(`first snapshot of the feeds: ${((Date.now() - t3) / 1000).toFixed(1)} s`);
     // PostgreSQL's autovacuum keeps the statistics of the tables being written; a server with it
     // off (this machine's is) plans the report tables as if empty. As autovacuum would: analysed now
@@ -682,7 +689,7 @@ async function main() {
     ws = subscribeLive();
     const loops = [
       ...(args['no-feeds'] ? [] : [
-        ...Object.keys(FEEDS).map((name, i) => loop(name, 5000, 1250 * i, () => fetchFeed(name as keyof typeof FEEDS, now))),
+        ...POLLED.map((name, i) => loop(name, 5000, 1250 * i, () => fetchFeed(name, now))),
         loop('feed lag probe', 1000, 500, () => probeFeedLag(now)),
       ]),
       loop('trip object reader', 1000, 250, () => readTripObject(date)),
@@ -705,7 +712,7 @@ async function main() {
         `  tracking lag (accepted → trip object) p50/p99 ${F.lagTripObject.describe(since)}, not seen within 60 s ${F.lagTripObjectMissed.count(since)}; trip object read right after a report (recomputes the trip first) ${F.tripObjectMs.describe(since)}`,
         `  trip object of a trip in progress, read once a second ${F.tripReadMs.describe(since)}`,
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
-        ...Object.keys(FEEDS).map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB (${fmt((F.feedWireBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB on the wire)`),
+        ...POLLED.map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB (${fmt((F.feedWireBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB on the wire)`),
         `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}, siri-et ${F.timetableHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}; the bench's own (load generator and consumers: its holds delay what it measures) ${F.benchLoopMs.describe(since)}`,
