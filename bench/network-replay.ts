@@ -8,6 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import type { ReportItem } from '../src/domains/simulate/client.js';
+import type { BatchPost } from '../src/domains/simulate/simulator.js';
+import { senderThread } from './sender.js';
 
 export interface BatchSeen {
   deviceId: string;
@@ -16,7 +19,7 @@ export interface BatchSeen {
   accepted: number;
   sentAt: number;
   answeredAt: number;
-  /** When the bench's thread had the answer (answeredAt when it timed the request itself). */
+  /** When the bench's thread had the answer (the batch is timed on the sender thread: sender.ts). */
   seenAt: number;
 }
 
@@ -182,6 +185,7 @@ export class ScheduleReplay implements LoadSource {
     const period = this.o.periodS * 1000;
     const t0 = Date.now();
     this.fleet.forEach((v, i) => (v.sendAt = t0 + Math.floor((i / this.fleet.length) * period)));
+    const sender = senderThread(this.baseUrl, this.o.groupId);
     let inFlight = 0;
     const sends = new Set<Promise<void>>();
     while (keepGoing()) {
@@ -195,7 +199,7 @@ export class ScheduleReplay implements LoadSource {
         if (end === v.next) continue;
         const batch = v.items.slice(v.next, end).map((x) => x.item);
         inFlight++;
-        const p = this.send(v, batch, end, onBatch).finally(() => {
+        const p = this.send(sender.post, v, batch, end, onBatch).finally(() => {
           inFlight--;
           sends.delete(p);
         });
@@ -204,21 +208,16 @@ export class ScheduleReplay implements LoadSource {
       await new Promise((r) => setTimeout(r, 50));
     }
     await Promise.all(sends);
+    await sender.close();
   }
 
-  private async send(v: Vehicle, batch: Item[], end: number, onBatch: (b: BatchSeen) => void) {
-    const sentAt = Date.now();
+  /** A device's batch, posted and timed on the sender thread (sender.ts), as the simulator's are. */
+  private async send(post: BatchPost, v: Vehicle, batch: Item[], end: number, onBatch: (b: BatchSeen) => void) {
     try {
-      const res = await fetch(`${this.baseUrl}/api/v4/groups/${this.o.groupId}/device/reports`, {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': v.key }, body: JSON.stringify({ items: batch }), signal: AbortSignal.timeout(60_000),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`${res.status} ${text.slice(0, 300)}`);
-      const answer = JSON.parse(text) as { accepted: string[]; duplicates: string[]; rejected: unknown[] };
+      const { answer, sentAt, answeredAt } = await post(v.key, batch as unknown as ReportItem[]);
       if (answer.rejected.length > 0 && this.failures === 0) this.o.log(`replay: rejected ${JSON.stringify(answer.rejected[0])}`);
       v.next = end;
-      const answeredAt = Date.now();
-      onBatch({ deviceId: v.deviceId, vehicleId: v.vehicleId, items: batch, accepted: answer.accepted.length, sentAt, answeredAt, seenAt: answeredAt });
+      onBatch({ deviceId: v.deviceId, vehicleId: v.vehicleId, items: batch, accepted: answer.accepted.length, sentAt, answeredAt, seenAt: Date.now() });
     } catch (err) {
       // The items stay for the next send (a device keeps its backlog).
       if (this.failures++ < 5) this.o.log(`replay: ${v.deviceId}: ${(err as Error).message}`);

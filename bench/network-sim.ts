@@ -6,26 +6,9 @@
  * far (its backlog, thinned to a position a minute past 10 minutes) before the measured run.
  */
 import pg from 'pg';
-import { HttpStatusError } from '../src/domains/simulate/client.js';
-import { NetworkSimulator, type BatchPost, type ReportAnswer } from '../src/domains/simulate/simulator.js';
+import { NetworkSimulator } from '../src/domains/simulate/simulator.js';
 import type { BatchSeen, LoadSource, PrepareOptions } from './network-replay.js';
-import { askingThread } from './support.js';
-
-/**
- * The devices' batches posted and timed on a thread of their own (sender-worker.mjs), away from
- * the simulator's event loop: a batch's latency is the service's, not the load generator's holds.
- */
-function senderThread(baseUrl: string, groupId: string): { post: BatchPost; close: () => Promise<void> } {
-  type Answer = { status: number; text: string; sentAt: number; answeredAt: number; retryAfter: number };
-  const sender = askingThread<{ url: string; key: string; body: string }, Answer>(new URL('./sender-worker.mjs', import.meta.url));
-  const url = `${baseUrl}/api/v4/groups/${groupId}/device/reports`;
-  const post: BatchPost = async (key, items) => {
-    const a = await sender.ask({ url, key, body: JSON.stringify({ items }) });
-    if (a.status < 200 || a.status >= 300) throw new HttpStatusError(a.status, `POST device/reports: ${a.status} ${a.text.slice(0, 500)}`, a.retryAfter);
-    return { answer: JSON.parse(a.text) as ReportAnswer, sentAt: a.sentAt, answeredAt: a.answeredAt };
-  };
-  return { post, close: sender.close };
-}
+import { senderThread } from './sender.js';
 
 export class SimulatorLoad implements LoadSource {
   readonly name = 'NetworkSimulator (src/domains/simulate/simulator.ts)';

@@ -708,7 +708,7 @@ async function main() {
       const c = end ?? { ...(await cpu.sample()), t: Date.now() };
       const seconds = (c.t - last.t) / 1000;
       const line = [
-        `${label}: ${fmt(F.items.sum(since) / ((c.t - since) / 1000), 1)} items/s, batch p50/p99 ${F.batchMs.describe(since)} (${F.batchSeenMs.describe(since)} as the simulator's thread had the answers), failed batches ${simulator.failures}`,
+        `${label}: ${fmt(F.items.sum(since) / ((c.t - since) / 1000), 1)} items/s, batch p50/p99 ${F.batchMs.describe(since)} (${F.batchSeenMs.describe(since)} as the load generator's thread had the answers), failed batches ${simulator.failures}`,
         `  tracking lag (accepted → trip object) p50/p99 ${F.lagTripObject.describe(since)}, not seen within 60 s ${F.lagTripObjectMissed.count(since)}; trip object read right after a report (recomputes the trip first) ${F.tripObjectMs.describe(since)}`,
         `  trip object of a trip in progress, read once a second ${F.tripReadMs.describe(since)}`,
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
