@@ -246,6 +246,30 @@ function cpuTicks(pid: number): number | null {
     return null;
   }
 }
+/** The parts of the feeds' rebuilds (src/domains/feeds/cache.ts RebuildTimes), by part: seconds in all, and how many. */
+type RebuildParts = Map<string, { sum: number; count: number }>;
+
+/** The service's rebuild histogram (/metrics transit_ops_feed_rebuild_seconds) at this instant. */
+async function rebuildParts(baseUrl: string): Promise<RebuildParts> {
+  const text = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(60_000) }).then((r) => r.text());
+  const parts: RebuildParts = new Map();
+  for (const m of text.matchAll(/^transit_ops_feed_rebuild_seconds_(sum|count)\{part="([a-z]+)"\} (\S+)$/gm)) {
+    const p = parts.get(m[2]!) ?? { sum: 0, count: 0 };
+    p[m[1] as 'sum' | 'count'] = Number(m[3]);
+    parts.set(m[2]!, p);
+  }
+  return parts;
+}
+
+/** The rebuilds ended between two instants: how many, and each part's mean. */
+function describeRebuilds(from: RebuildParts, to: RebuildParts): string {
+  const d = (part: string) => ({ sum: (to.get(part)?.sum ?? 0) - (from.get(part)?.sum ?? 0), count: (to.get(part)?.count ?? 0) - (from.get(part)?.count ?? 0) });
+  const n = d('total').count;
+  if (n === 0) return 'none ended';
+  const mean = (part: string) => (d(part).count > 0 ? `${(d(part).sum / d(part).count).toFixed(2)} s` : '—');
+  return `${n} ended; mean snapshot read ${mean('snapshot')}, outputs ${mean('outputs')}, served at ${mean('served')}, then built last (SIRI ET) ${mean('last')}, total ${mean('total')}, idle before ${mean('idle')}`;
+}
+
 function rssMb(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -683,7 +707,9 @@ async function main() {
     const sizeBefore = await databaseSizes(admin, database);
     const cpu = new CpuMeter(admin, database);
     const profile = new QueryProfile(admin, database);
-    let last = { ...(await cpu.sample()), t: Date.now() };
+    /** The CPU figures and the feeds' rebuild parts (the service's /metrics) at one instant. */
+    const sampled = async () => ({ ...(await cpu.sample()), rebuilds: await rebuildParts(baseUrl), t: Date.now() });
+    let last = await sampled();
     const runStart = Date.now();
     running = true;
     ws = subscribeLive();
@@ -705,7 +731,7 @@ async function main() {
      * the loops and the analyser came to an end (seconds of no load, which counted in the rates).
      */
     const report = async (since: number, label: string, end?: typeof last) => {
-      const c = end ?? { ...(await cpu.sample()), t: Date.now() };
+      const c = end ?? (await sampled());
       const seconds = (c.t - last.t) / 1000;
       const line = [
         `${label}: ${fmt(F.items.sum(since) / ((c.t - since) / 1000), 1)} items/s, batch p50/p99 ${F.batchMs.describe(since)} (${F.batchSeenMs.describe(since)} as the load generator's thread had the answers), failed batches ${simulator.failures}`,
@@ -718,14 +744,14 @@ async function main() {
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}; the bench's own (load generator and consumers: its holds delay what it measures) ${F.benchLoopMs.describe(since)}`,
         ...(F.analyzeMs.count() > 0 ? [`  the bench's ANALYZE of the written tables (autovacuum off) ${F.analyzeMs.describe()}`] : []),
         `  garbage collector, each second: longest pause ${F.gcPauseMs.describe(since)}; pauses in all ${F.gcTotalMs.describe(since)}; longest major pause ${F.gcMajorMs.describe(since)}`,
+        `  feed rebuilds (the service's /metrics): ${describeRebuilds(last.rebuilds, c.rebuilds)}`,
         `  CPU: server ${fmt((100 * (c.serverS - last.serverS)) / seconds)} %, PostgreSQL backends ${fmt((100 * (c.postgresS - last.postgresS)) / seconds)} %, load generator ${fmt((100 * (c.benchS - last.benchS)) / seconds)} %; server RSS ${fmt(child?.pid ? rssMb(child.pid) : NaN)} MB; load average ${loadavg()[0]!.toFixed(1)}`,
       ].join('\n');
       last = c;
       return line;
     };
-    const cpuStart = await cpu.sample();
-    const totalsStart = { ...cpuStart, t: Date.now() };
-    last = { ...cpuStart, t: Date.now() };
+    const totalsStart = await sampled();
+    last = totalsStart;
     let windowStart = Date.now();
     /** Where the steady state starts: the first window's end at least --steady-after seconds into the run. */
     let steadyStart: typeof last | null = null;
@@ -737,7 +763,7 @@ async function main() {
       windowStart = Date.now();
       if (!steadyStart && STEADY_AFTER_S > 0 && Date.now() - runStart >= STEADY_AFTER_S * 1000 && Date.now() - runStart < MINUTES * 60_000) steadyStart = { ...last };
     }
-    const runEnd = { ...(await cpu.sample()), t: Date.now() };
+    const runEnd = await sampled();
     running = false;
     await simDone;
     await Promise.all(loops);

@@ -279,6 +279,36 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     expect(held).toEqual(['siri/et?']);
   });
 
+  it("/metrics tells what each rebuild's parts took: a timetable build held 300 ms is in the rebuild's `last` part and its total, not in the time to serve its snapshot", async () => {
+    const metric = async () => {
+      const text = (await f.t.app.inject({ url: '/metrics' })).body;
+      const of = (part: string, what: 'sum' | 'count') => Number(new RegExp(`^transit_ops_feed_rebuild_seconds_${what}\\{part="${part}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      return Object.fromEntries(['snapshot', 'outputs', 'served', 'last', 'total', 'idle'].map((p) => [p, { sum: of(p, 'sum'), count: of(p, 'count') }]));
+    };
+    const et = () => f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/estimated-timetable` });
+    await settled(f);
+    expect((await et()).statusCode).toBe(200);
+    await settled(f);
+    const before = await metric();
+    const { reached, release } = holdRebuilds('pauseLast');
+    f.clock.advance(5_000);
+    await readFeed(f, 'trip-updates');
+    await answered(reached, 'the rebuild reaching the timetable');
+    const heldFrom = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const held = (performance.now() - heldFrom) / 1000;
+    release();
+    await settled(f);
+    const after = await metric();
+    const d = (part: string) => ({ sum: after[part]!.sum - before[part]!.sum, count: after[part]!.count - before[part]!.count });
+    for (const part of ['snapshot', 'outputs', 'served', 'last', 'total', 'idle']) expect(d(part).count, part).toBe(1);
+    expect(d('last').sum).toBeGreaterThanOrEqual(held);
+    expect(d('served').sum).toBeLessThan(d('total').sum - held + 1e-6);
+    expect(d('total').sum).toBeCloseTo(d('served').sum + d('last').sum, 6);
+    expect(d('served').sum).toBeGreaterThanOrEqual(d('snapshot').sum);
+    expect(d('snapshot').sum).toBeGreaterThan(0);
+  });
+
   it.runIf(engine === 'postgres')('a feed request is answered while the rebuild waits for a lock another connection holds on a table it reads', async () => {
     await settled(f);
     const built = f.clock.now();

@@ -40,7 +40,7 @@ import type { Service } from '../../platform/lifecycle.js';
 import { acceptsGzip, gzipped, sendEncoded } from '../../platform/http/read-cache.js';
 import { nextTurn } from '../../platform/slices.js';
 import { scheduleMemoOf, type ScheduleMemo } from '../gtfs/schedule-memo.js';
-import { FeedThread, feedsOffThread, headOf, type Finished } from './feed-thread.js';
+import { FeedThread, feedsOffThread, headOf, type Finished, type RebuildTook } from './feed-thread.js';
 import { networkNow, positionsNow, type NetworkHead, type NetworkNow } from './network.js';
 import { builtLast, outputName, positionsOnly, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
 import type { SampleAsk, Served } from '../predictions/samples.js';
@@ -115,6 +115,23 @@ export async function finish(b: Built): Promise<Finished> {
 /** Outputs per group rebuilt with each snapshot: the most recently asked for (others are built on request). */
 const KEPT_OUTPUTS = 64;
 
+/**
+ * What a rebuild's parts took, in seconds of wall time (the service's /metrics:
+ * transit_ops_feed_rebuild_seconds, by part). `served` is the age of the new snapshot when it is
+ * served (reading it, building the outputs asked for, and the worker thread's answer); `last` the
+ * outputs built after it (outputs.ts builtLast: the SIRI timetable), then served one by one;
+ * `idle` the time since the group's previous rebuild ended (none before the first).
+ */
+export interface RebuildTimes {
+  groupId: string;
+  snapshot: number;
+  outputs: number;
+  served: number;
+  last: number;
+  total: number;
+  idle: number | undefined;
+}
+
 interface GroupFeeds {
   /** The last built snapshot: the snapshot itself on this thread, its head when the worker thread holds it. */
   net: NetworkHead | undefined;
@@ -129,6 +146,8 @@ interface GroupFeeds {
   positions: Promise<void> | undefined;
   /** No background rebuild before this time (ms, service clock): set after a failed one. */
   retryAt: number;
+  /** When the last rebuild ended (performance.now(), ms), if one did. */
+  endedAt: number | undefined;
   /** The outputs asked for, most recent last, with the last one built (`spec`: one the worker thread can build). */
   outputs: Map<string, AskedOutput>;
 }
@@ -153,9 +172,16 @@ export class FeedCache implements Service {
   pause: ((groupId: string) => Promise<void>) | undefined;
   /** Test seam: awaited before each output a rebuild builds last (builtLast), once its snapshot is served with the others; on either thread. */
   pauseLast: ((groupId: string, name: string) => Promise<void>) | undefined;
+  /** Told what each rebuild that succeeded took (the service's /metrics). */
+  private readonly rebuilt: ((t: RebuildTimes) => void)[] = [];
 
   constructor(private readonly ctx: AppContext) {
     this.thread = feedsOffThread(ctx.config, ctx.db) ? FeedThread.of(ctx.config, ctx.db, (err) => ctx.log.error({ err }, "the feeds' worker thread failed; it is started again at the next rebuild")) : undefined;
+  }
+
+  /** Calls `listener` with what each successful rebuild took, once it ended. */
+  onRebuilt(listener: (t: RebuildTimes) => void): void {
+    this.rebuilt.push(listener);
   }
 
   /** Whether the snapshots are read and built on the feeds' worker thread. */
@@ -180,7 +206,7 @@ export class FeedCache implements Service {
 
   private group(groupId: string): GroupFeeds {
     let g = this.groups.get(groupId);
-    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, later: new Set(), positions: undefined, retryAt: 0, outputs: new Map() }));
+    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, later: new Set(), positions: undefined, retryAt: 0, endedAt: undefined, outputs: new Map() }));
     return g;
   }
 
@@ -201,12 +227,18 @@ export class FeedCache implements Service {
   /** Reads the network again; every output asked for lately is built before the new snapshot is served. */
   private rebuild(groupId: string, g: GroupFeeds): Promise<NetworkHead> {
     const now = this.ctx.clock.now();
-    const building = this.thread ? this.rebuildOffThread(this.thread, groupId, g, now) : this.rebuildHere(groupId, g, now);
+    const t = new RebuildClock(groupId, g.endedAt);
+    const building = this.thread ? this.rebuildOffThread(this.thread, groupId, g, now, t) : this.rebuildHere(groupId, g, now, t);
     g.building = building;
     g.buildingSince = now.getTime();
     const settled = building
       .then(
-        () => (g.retryAt = 0),
+        () => {
+          g.retryAt = 0;
+          g.endedAt = performance.now();
+          const times = t.ended(g.endedAt);
+          for (const listener of this.rebuilt) listener(times);
+        },
         (err: unknown) => {
           g.retryAt = now.getTime() + this.refreshMs;
           this.ctx.log.warn({ err, groupId }, 'feed snapshot rebuild failed; the last snapshot is served');
@@ -231,9 +263,10 @@ export class FeedCache implements Service {
     return { first: all.filter(([, o]) => !o.spec || !builtLast(o.spec)), last: all.flatMap(([name, o]) => (o.spec && builtLast(o.spec) ? [name] : [])) };
   }
 
-  private async rebuildHere(groupId: string, g: GroupFeeds, now: Date): Promise<NetworkHead> {
+  private async rebuildHere(groupId: string, g: GroupFeeds, now: Date, t: RebuildClock): Promise<NetworkHead> {
     const pause = this.pause;
     const net = await readSnapshot(this.ctx.db, groupId, now, this.ctx.config, scheduleMemoOf(this.ctx.db), { previous: g.full, ...(pause ? { pause: () => pause(groupId) } : {}) });
+    const read = performance.now();
     const { first, last } = FeedCache.turns(g);
     const built = new Map<string, Output>();
     for (const [name, o] of first) {
@@ -248,6 +281,7 @@ export class FeedCache implements Service {
     }
     g.net = g.full = net;
     this.keep(g, built);
+    t.served({ snapshotMs: read - t.start, outputsMs: performance.now() - read });
     await this.buildLast(groupId, g, last, async (name) => {
       const o = g.outputs.get(name);
       return o && make(net, o.recipe, o.out);
@@ -255,7 +289,7 @@ export class FeedCache implements Service {
     return net;
   }
 
-  private async rebuildOffThread(thread: FeedThread, groupId: string, g: GroupFeeds, now: Date): Promise<NetworkHead> {
+  private async rebuildOffThread(thread: FeedThread, groupId: string, g: GroupFeeds, now: Date, t: RebuildClock): Promise<NetworkHead> {
     const { first, last } = FeedCache.turns(g);
     const asked = first.flatMap(([name, o]) => (o.spec ? [[name, o.spec] as [string, OutputSpec]] : []));
     const a = await thread.ask({ op: 'rebuild', groupId, now: now.getTime(), outputs: asked, later: last });
@@ -264,6 +298,7 @@ export class FeedCache implements Service {
     for (const [name, err] of a.failed ?? []) this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
     g.net = net;
     this.keep(g, built);
+    t.served(a.took);
     await this.buildLast(groupId, g, last, async (name) => {
       const spec = g.outputs.get(name)?.spec;
       if (!spec) return undefined;
@@ -417,6 +452,34 @@ export class FeedCache implements Service {
   async close(): Promise<void> {
     await this.idle();
     await this.thread?.close();
+  }
+}
+
+/** The instants of one rebuild (performance.now(), ms), told as RebuildTimes once it ended. */
+class RebuildClock {
+  readonly start = performance.now();
+  private servedAt: number | undefined;
+  private took: RebuildTook | undefined;
+
+  constructor(private readonly groupId: string, private readonly previousEnd: number | undefined) {}
+
+  /** The snapshot is served; `took`: its reading and its outputs, on the thread that did them. */
+  served(took: RebuildTook | undefined) {
+    this.servedAt = performance.now();
+    this.took = took;
+  }
+
+  ended(at: number): RebuildTimes {
+    const servedAt = this.servedAt ?? at;
+    return {
+      groupId: this.groupId,
+      snapshot: (this.took?.snapshotMs ?? 0) / 1000,
+      outputs: (this.took?.outputsMs ?? 0) / 1000,
+      served: (servedAt - this.start) / 1000,
+      last: (at - servedAt) / 1000,
+      total: (at - this.start) / 1000,
+      idle: this.previousEnd === undefined ? undefined : (this.start - this.previousEnd) / 1000,
+    };
   }
 }
 

@@ -54,6 +54,12 @@ export interface WorkerSetup {
   predictions: Pick<Config['predictions'], 'minSamples' | 'minLayoverSeconds'>;
 }
 
+/** How long a rebuild's parts took on the thread that did them (ms): reading the snapshot, building the outputs served with it. */
+export interface RebuildTook {
+  snapshotMs: number;
+  outputsMs: number;
+}
+
 export type Ask =
   /** `later`: the outputs asked for next, one by one (op output), from this snapshot: what their builds kept stays. */
   | { op: 'rebuild'; groupId: string; now: number; outputs: [string, OutputSpec][]; later: string[] }
@@ -65,7 +71,7 @@ export type Ask =
 
 export type Answer =
   /** `head`: of the snapshot asked about (every op but samples, which answers `recorded`). */
-  | { ok: true; head?: { now: number; timezone: string }; outputs?: [string, Finished][]; failed?: [string, string][]; document?: string; recorded?: number }
+  | { ok: true; head?: { now: number; timezone: string }; outputs?: [string, Finished][]; failed?: [string, string][]; document?: string; recorded?: number; took?: RebuildTook }
   | { ok: false; message: string };
 
 /** How long close waits for the worker to end before it stops it: well within the 30 s a shutdown is given (main.ts). */

@@ -62,7 +62,9 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
     const g = groupOf(ask.groupId);
     switch (ask.op) {
       case 'rebuild': {
+        const started = performance.now();
         const net = await readSnapshot(db, ask.groupId, new Date(ask.now), settings, scheduleMemoOf(db), { ...AS_ROUNDS_LEFT, previous: g.net });
+        const read = performance.now();
         const outputs: [string, Finished][] = [];
         const failed: [string, string][] = [];
         for (const [name, spec] of ask.outputs) {
@@ -76,7 +78,7 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
         const asked = new Set([...ask.outputs.map(([name]) => name), ...ask.later]);
         for (const name of g.states.keys()) if (!asked.has(name)) g.states.delete(name);
         g.net = net;
-        return { ok: true, head: { now: net.now.getTime(), timezone: net.timezone }, outputs, failed };
+        return { ok: true, head: { now: net.now.getTime(), timezone: net.timezone }, outputs, failed, took: { snapshotMs: read - started, outputsMs: performance.now() - read } };
       }
       case 'output': {
         const net = await held(ask.groupId, ask.now);

@@ -1,4 +1,8 @@
-/** /metrics in Prometheus text format: process metrics and one request histogram. */
+/**
+ * /metrics in Prometheus text format: process metrics, a request histogram, and what the passenger
+ * feeds' rebuilds take, by part (feeds/cache.ts RebuildTimes: how far behind the reports the feeds
+ * are is about `served` plus the refresh interval).
+ */
 import type { FastifyInstance } from 'fastify';
 import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -11,6 +15,17 @@ export async function metricsPlugin(app: FastifyInstance) {
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
+  });
+  const rebuild = new Histogram({
+    name: 'transit_ops_feed_rebuild_seconds',
+    help: "A group's passenger-feed rebuild, by part: snapshot (reading the network), outputs (building those served with it), served (from its start to the new snapshot served), last (the outputs built after it: the SIRI timetable), total, idle (since the group's previous rebuild ended)",
+    labelNames: ['part'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60],
+    registers: [registry],
+  });
+  app.ctx.services.feeds.onRebuilt((t) => {
+    for (const part of ['snapshot', 'outputs', 'served', 'last', 'total'] as const) rebuild.observe({ part }, t[part]);
+    if (t.idle !== undefined) rebuild.observe({ part: 'idle' }, t.idle);
   });
   app.addHook('onResponse', async (req, reply) => {
     duration.observe(
