@@ -279,51 +279,6 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     expect(held).toEqual(['siri/et?']);
   });
 
-  it('the next rebuild does not wait for the timetable: while one is built, two snapshots are served with their trips and positions, and the timetable is built next from the newest, the one between never built', async () => {
-    const cache = f.t.ctx.services.feeds;
-    const et = () => f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/estimated-timetable` });
-    const bus = await newBus();
-    await settled(f);
-    expect((await et()).statusCode).toBe(200);
-    await readFeed(f, 'trip-updates');
-    await settled(f);
-    // Each timetable build waits at the seam; the first until released.
-    const builds: string[] = [];
-    let entered!: () => void;
-    const reached = new Promise<void>((resolve) => (entered = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    releaseHeld = release;
-    cache.pauseLast = async (_groupId, name) => {
-      builds.push(name);
-      entered();
-      if (builds.length === 1) await released;
-    };
-    const snapshots: Date[] = [];
-    for (let k = 0; k < 3; k++) {
-      f.clock.advance(5_000);
-      const now = f.clock.now();
-      snapshots.push(now);
-      await bus.report(now.toISOString());
-      // The request that finds the snapshot stale starts the rebuild; the trips' feed is then this snapshot's.
-      await readFeed(f, 'trip-updates');
-      if (k === 0) await answered(reached, 'the first rebuild reaching the timetable');
-      await eventually(async () => (await readFeed(f, 'trip-updates')).message!.header.timestamp === secs(now.toISOString()), `snapshot ${k + 1} served while the timetable of the first is held`);
-      const positions = await readFeed(f, 'vehicle-positions');
-      expect(vehicleAt(positions.message, bus.vehicle)).toBe(secs(now.toISOString()));
-    }
-    expect(builds).toEqual(['siri/et?']);
-    expect(cache.rebuilding(f.g)).toBe(true);
-    // Meanwhile the timetable is the one before the first rebuild, at once.
-    const during = await answered(et(), 'the timetable request');
-    expect(vmTimestamp(during.body)).toBe(siriTime(new Date(snapshots[0]!.getTime() - 5_000), 'Europe/Paris'));
-    release();
-    await settled(f);
-    expect(builds).toEqual(['siri/et?', 'siri/et?']);
-    expect(vmTimestamp((await et()).body)).toBe(siriTime(snapshots[2]!, 'Europe/Paris'));
-    cache.pauseLast = undefined;
-  });
-
   it("/metrics tells what each rebuild's parts took: a timetable build held 300 ms is in the rebuild's `last` part and its total, not in the time to serve its snapshot", async () => {
     const metric = async () => {
       const text = (await f.t.app.inject({ url: '/metrics' })).body;

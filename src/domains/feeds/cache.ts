@@ -118,20 +118,17 @@ const KEPT_OUTPUTS = 64;
 /**
  * What a rebuild's parts took, in seconds of wall time (the service's /metrics:
  * transit_ops_feed_rebuild_seconds, by part). `served` is the age of the new snapshot when it is
- * served (reading it, building the outputs asked for, and the worker thread's answer); `last`,
- * from then until the outputs built after it (outputs.ts builtLast: the SIRI timetable) are
- * served, waiting for those of the snapshot before included; `total` both. `last` and `total` are
- * undefined when those outputs were built from a newer snapshot instead (this one's superseded
- * while they waited). `idle`: from the group's previous snapshot served to this rebuild's start
- * (none before the first).
+ * served (reading it, building the outputs asked for, and the worker thread's answer); `last` the
+ * outputs built after it (outputs.ts builtLast: the SIRI timetable), then served one by one;
+ * `idle` the time since the group's previous rebuild ended (none before the first).
  */
 export interface RebuildTimes {
   groupId: string;
   snapshot: number;
   outputs: number;
   served: number;
-  last: number | undefined;
-  total: number | undefined;
+  last: number;
+  total: number;
   idle: number | undefined;
 }
 
@@ -143,30 +140,16 @@ interface GroupFeeds {
   /** The rebuild under way, if any (at most one per group), and when it started (ms, service clock). */
   building: Promise<NetworkHead> | undefined;
   buildingSince: number;
-  /**
-   * The outputs built after their snapshot is served (outputs.ts builtLast), whose build is under
-   * way or waiting: asked for, the one before is served.
-   */
+  /** The outputs the rebuild under way builds after serving its snapshot (outputs.ts builtLast), not built yet: asked for, the one before is served. */
   later: Set<string>;
-  /** The building of those outputs (one at a time per group), while it runs. */
-  lastRunning: Promise<void> | undefined;
-  /** Those of the newest snapshot served, waiting for the build under way: a newer snapshot's replace them. */
-  lastPending: LastBuild | undefined;
   /** The refresh of the positions-only outputs under way, while a rebuild is late. */
   positions: Promise<void> | undefined;
   /** No background rebuild before this time (ms, service clock): set after a failed one. */
   retryAt: number;
-  /** When the last rebuild's snapshot was served (performance.now(), ms), if one was. */
-  servedAt: number | undefined;
+  /** When the last rebuild ended (performance.now(), ms), if one did. */
+  endedAt: number | undefined;
   /** The outputs asked for, most recent last, with the last one built (`spec`: one the worker thread can build). */
   outputs: Map<string, AskedOutput>;
-}
-
-/** The outputs a snapshot's rebuild builds after serving it, and how. */
-interface LastBuild {
-  names: string[];
-  build: (name: string) => Promise<Output | undefined>;
-  t: RebuildClock;
 }
 
 interface AskedOutput {
@@ -223,7 +206,7 @@ export class FeedCache implements Service {
 
   private group(groupId: string): GroupFeeds {
     let g = this.groups.get(groupId);
-    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, later: new Set(), lastRunning: undefined, lastPending: undefined, positions: undefined, retryAt: 0, servedAt: undefined, outputs: new Map() }));
+    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, later: new Set(), positions: undefined, retryAt: 0, endedAt: undefined, outputs: new Map() }));
     return g;
   }
 
@@ -241,14 +224,10 @@ export class FeedCache implements Service {
     return Promise.resolve(g.net);
   }
 
-  /**
-   * Reads the network again; every output asked for lately is built before the new snapshot is
-   * served, but those built last (buildLater), after: the rebuild ends once its snapshot is served,
-   * and the next one may start while they are built.
-   */
+  /** Reads the network again; every output asked for lately is built before the new snapshot is served. */
   private rebuild(groupId: string, g: GroupFeeds): Promise<NetworkHead> {
     const now = this.ctx.clock.now();
-    const t = new RebuildClock(groupId, g.servedAt);
+    const t = new RebuildClock(groupId, g.endedAt);
     const building = this.thread ? this.rebuildOffThread(this.thread, groupId, g, now, t) : this.rebuildHere(groupId, g, now, t);
     g.building = building;
     g.buildingSince = now.getTime();
@@ -256,7 +235,9 @@ export class FeedCache implements Service {
       .then(
         () => {
           g.retryAt = 0;
-          g.servedAt = t.servedAt;
+          g.endedAt = performance.now();
+          const times = t.ended(g.endedAt);
+          for (const listener of this.rebuilt) listener(times);
         },
         (err: unknown) => {
           g.retryAt = now.getTime() + this.refreshMs;
@@ -301,10 +282,10 @@ export class FeedCache implements Service {
     g.net = g.full = net;
     this.keep(g, built);
     t.served({ snapshotMs: read - t.start, outputsMs: performance.now() - read });
-    this.buildLater(groupId, g, { names: last, t, build: async (name) => {
+    await this.buildLast(groupId, g, last, async (name) => {
       const o = g.outputs.get(name);
       return o && make(net, o.recipe, o.out);
-    } });
+    });
     return net;
   }
 
@@ -318,64 +299,39 @@ export class FeedCache implements Service {
     g.net = net;
     this.keep(g, built);
     t.served(a.took);
-    this.buildLater(groupId, g, { names: last, t, build: async (name) => {
+    await this.buildLast(groupId, g, last, async (name) => {
       const spec = g.outputs.get(name)?.spec;
       if (!spec) return undefined;
-      // From the snapshot the worker holds: this one, or a newer one read since (the group's
-      // next rebuild), or one it read again (it was started again).
+      // From the snapshot the worker holds: this one (no other rebuild of the group meanwhile), or one it read again (it was started again).
       const b = await thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec });
-      const head = [net, g.net].find((h) => h?.now.getTime() === b.head!.now) ?? headOf(groupId, b.head!);
-      return stamp(head, received(b.outputs![0]![1]), g.outputs.get(name)?.out);
-    } });
+      return stamp(b.head!.now === net.now.getTime() ? net : headOf(groupId, b.head!), received(b.outputs![0]![1]), g.outputs.get(name)?.out);
+    });
     return net;
   }
 
   /**
-   * The outputs a rebuild builds last, once its snapshot is served with the others (outputs.ts
-   * builtLast: a city's SIRI timetable, whose build took as long as the rest of the rebuild),
-   * apart from the rebuild: the next rebuild does not wait for them, so the trips' and vehicles'
-   * feeds are refreshed at their own pace. One such build at a time per group; a snapshot served
-   * while one is under way waits for it, and is replaced by a newer one served meanwhile (its
-   * outputs are then built from the newer snapshot: never from an older one than needed, and
-   * never two at once). Each output is served as soon as it is built; until then, a request for
-   * it is answered with the one before (outputOf), never made to wait nor building it twice.
+   * The outputs a rebuild builds last, one by one once its snapshot is served with the others:
+   * each is served as soon as it is built; until then, a request for it is answered with the one
+   * before (outputOf), never made to wait nor building it twice.
    */
-  private buildLater(groupId: string, g: GroupFeeds, next: LastBuild) {
-    if (next.names.length === 0) return this.told(next.t.ended(performance.now()));
-    if (g.lastPending) this.told(g.lastPending.t.ended(undefined));
-    g.lastPending = next;
-    for (const name of next.names) g.later.add(name);
-    if (g.lastRunning) return;
-    // (Read through a function: a build under way is replaced meanwhile, which narrowing cannot see.)
-    const pending = (): LastBuild | undefined => g.lastPending;
-    const running = (async () => {
-      for (let b = pending(); b; b = pending()) {
-        g.lastPending = undefined;
-        for (const name of b.names) {
-          await nextTurn();
-          try {
-            await this.pauseLast?.(groupId, name);
-            const out = await b.build(name);
-            if (out) this.keep(g, new Map([[name, out]]));
-          } catch (err) {
-            this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
-          } finally {
-            if (!pending()?.names.includes(name)) g.later.delete(name);
-          }
+  private async buildLast(groupId: string, g: GroupFeeds, names: string[], build: (name: string) => Promise<Output | undefined>) {
+    for (const name of names) g.later.add(name);
+    try {
+      for (const name of names) {
+        await nextTurn();
+        try {
+          await this.pauseLast?.(groupId, name);
+          const out = await build(name);
+          if (out) this.keep(g, new Map([[name, out]]));
+        } catch (err) {
+          this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
+        } finally {
+          g.later.delete(name);
         }
-        this.told(b.t.ended(performance.now()));
       }
-    })().finally(() => {
+    } finally {
       g.later.clear();
-      g.lastRunning = undefined;
-      this.running.delete(running);
-    });
-    g.lastRunning = running;
-    this.running.add(running);
-  }
-
-  private told(times: RebuildTimes) {
-    for (const listener of this.rebuilt) listener(times);
+    }
   }
 
   /**
@@ -485,8 +441,7 @@ export class FeedCache implements Service {
 
   /** Whether a rebuild of the group is under way (the benchmark measures the answers given meanwhile). */
   rebuilding(groupId: string): boolean {
-    const g = this.groups.get(groupId);
-    return g !== undefined && (g.building !== undefined || g.lastRunning !== undefined);
+    return this.groups.get(groupId)?.building !== undefined;
   }
 
   /** Waits for the rebuilds under way (the app waits for them before it closes the database). */
@@ -503,7 +458,7 @@ export class FeedCache implements Service {
 /** The instants of one rebuild (performance.now(), ms), told as RebuildTimes once it ended. */
 class RebuildClock {
   readonly start = performance.now();
-  servedAt: number | undefined;
+  private servedAt: number | undefined;
   private took: RebuildTook | undefined;
 
   constructor(private readonly groupId: string, private readonly previousEnd: number | undefined) {}
@@ -514,16 +469,15 @@ class RebuildClock {
     this.took = took;
   }
 
-  /** `at`: when the outputs built last were served (undefined: built from a newer snapshot instead). */
-  ended(at: number | undefined): RebuildTimes {
-    const servedAt = this.servedAt ?? this.start;
+  ended(at: number): RebuildTimes {
+    const servedAt = this.servedAt ?? at;
     return {
       groupId: this.groupId,
       snapshot: (this.took?.snapshotMs ?? 0) / 1000,
       outputs: (this.took?.outputsMs ?? 0) / 1000,
       served: (servedAt - this.start) / 1000,
-      last: at === undefined ? undefined : (at - servedAt) / 1000,
-      total: at === undefined ? undefined : (at - this.start) / 1000,
+      last: (at - servedAt) / 1000,
+      total: (at - this.start) / 1000,
       idle: this.previousEnd === undefined ? undefined : (this.start - this.previousEnd) / 1000,
     };
   }

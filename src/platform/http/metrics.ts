@@ -18,16 +18,14 @@ export async function metricsPlugin(app: FastifyInstance) {
   });
   const rebuild = new Histogram({
     name: 'transit_ops_feed_rebuild_seconds',
-    help: "A group's passenger-feed rebuild, by part: snapshot (reading the network), outputs (building those served with it), served (from its start to the new snapshot served), last (from then to the outputs built after it served: the SIRI timetable; not observed when they were built from a newer snapshot), total (served and last), idle (from the group's previous snapshot served to the rebuild's start)",
+    help: "A group's passenger-feed rebuild, by part: snapshot (reading the network), outputs (building those served with it), served (from its start to the new snapshot served), last (the outputs built after it: the SIRI timetable), total, idle (since the group's previous rebuild ended)",
     labelNames: ['part'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60],
     registers: [registry],
   });
   app.ctx.services.feeds.onRebuilt((t) => {
-    for (const part of ['snapshot', 'outputs', 'served', 'last', 'total', 'idle'] as const) {
-      const seconds = t[part];
-      if (seconds !== undefined) rebuild.observe({ part }, seconds);
-    }
+    for (const part of ['snapshot', 'outputs', 'served', 'last', 'total'] as const) rebuild.observe({ part }, t[part]);
+    if (t.idle !== undefined) rebuild.observe({ part: 'idle' }, t.idle);
   });
   app.addHook('onResponse', async (req, reply) => {
     duration.observe(
