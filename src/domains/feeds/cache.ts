@@ -120,10 +120,10 @@ const KEPT_OUTPUTS = 64;
  * transit_ops_feed_rebuild_seconds, by part). `served` is the age of the new snapshot when it is
  * served (reading it, building the outputs asked for, and the worker thread's answer); `last` the
  * outputs built after it (outputs.ts builtLast: the SIRI timetable), then served one by one;
- * `idle` the time since the group's previous rebuild ended (none before the first).
+ * `idle` the time since the group's previous rebuild ended (none before the first). No group is
+ * named: /metrics answers without credentials, and a group's id is not for everyone to see.
  */
 export interface RebuildTimes {
-  groupId: string;
   snapshot: number;
   outputs: number;
   served: number;
@@ -227,7 +227,7 @@ export class FeedCache implements Service {
   /** Reads the network again; every output asked for lately is built before the new snapshot is served. */
   private rebuild(groupId: string, g: GroupFeeds): Promise<NetworkHead> {
     const now = this.ctx.clock.now();
-    const t = new RebuildClock(groupId, g.endedAt);
+    const t = new RebuildClock(g.endedAt);
     const building = this.thread ? this.rebuildOffThread(this.thread, groupId, g, now, t) : this.rebuildHere(groupId, g, now, t);
     g.building = building;
     g.buildingSince = now.getTime();
@@ -461,7 +461,7 @@ class RebuildClock {
   private servedAt: number | undefined;
   private took: RebuildTook | undefined;
 
-  constructor(private readonly groupId: string, private readonly previousEnd: number | undefined) {}
+  constructor(private readonly previousEnd: number | undefined) {}
 
   /** The snapshot is served; `took`: its reading and its outputs, on the thread that did them. */
   served(took: RebuildTook | undefined) {
@@ -472,7 +472,6 @@ class RebuildClock {
   ended(at: number): RebuildTimes {
     const servedAt = this.servedAt ?? at;
     return {
-      groupId: this.groupId,
       snapshot: (this.took?.snapshotMs ?? 0) / 1000,
       outputs: (this.took?.outputsMs ?? 0) / 1000,
       served: (servedAt - this.start) / 1000,
