@@ -7,6 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { create } from 'xmlbuilder2';
+import { OUTPUT_IDLE_MS } from '../../src/domains/feeds/cache.js';
 import type { NetworkHead, NetworkNow } from '../../src/domains/feeds/network.js';
 import { siriTime } from '../../src/domains/feeds/siri/build.js';
 import { engine } from '../helpers/db.js';
@@ -251,6 +252,41 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     const after = await cache.snapshot(f.g);
     expect(after).not.toBe(before);
     expect(builds.get(after)).toBe(1);
+  });
+
+  it('an output no longer asked for is not rebuilt with each snapshot once idle for OUTPUT_IDLE_MS, and is built on request when asked again (regression: one request had it rebuilt until the service stopped)', async () => {
+    const cache = f.t.ctx.services.feeds;
+    const builds: NetworkHead[] = [];
+    const recipe = (net: NetworkNow) => {
+      builds.push(net);
+      return { contentType: 'text/plain', body: Buffer.from('idle'), fingerprint: 'idle' };
+    };
+    await settled(f);
+    await cache.outputOf(f.g, 'test/idle', recipe);
+    expect(builds).toHaveLength(1);
+    // Still asked for lately: rebuilt with the next snapshot, which another feed's request starts.
+    f.clock.advance(5_000);
+    await readFeed(f, 'trip-updates');
+    await settled(f);
+    expect(builds).toHaveLength(2);
+    expect(builds[1]).toBe(await cache.snapshot(f.g));
+    // Not asked for since: the next rebuilds leave it out.
+    f.clock.advance(OUTPUT_IDLE_MS);
+    await readFeed(f, 'trip-updates');
+    await settled(f);
+    f.clock.advance(5_000);
+    await readFeed(f, 'trip-updates');
+    await settled(f);
+    expect(builds).toHaveLength(2);
+    // Asked for again: built now, from the current snapshot, then with each snapshot again.
+    const current = await cache.snapshot(f.g);
+    await cache.outputOf(f.g, 'test/idle', recipe);
+    expect(builds).toHaveLength(3);
+    expect(builds[2]).toBe(current);
+    f.clock.advance(5_000);
+    await readFeed(f, 'trip-updates');
+    await settled(f);
+    expect(builds).toHaveLength(4);
   });
 
   it('the timetable is built after the snapshot is served: meanwhile the positions and trip-updates are the new snapshot\'s, the timetable request is answered at once with the one before, built once', async () => {

@@ -8,7 +8,8 @@
  * - A snapshot older than the refresh interval (FEEDS_REFRESH_SECONDS) is stale: the request that
  *   finds it so starts one rebuild of the group in the background (one at a time per group, shared
  *   by every feed), and is answered from the stale one. The rebuild reads the whole network again
- *   (set-based, see networkNow), builds every output asked for lately, then replaces the snapshot.
+ *   (set-based, see networkNow), builds every output asked for lately (within OUTPUT_IDLE_MS: one
+ *   no longer asked for is let go, and built on request if asked again), then replaces the snapshot.
  *   A failed rebuild is logged and tried again one interval later; the last snapshot stays.
  * - The first request for a group (none built yet in this instance) waits for the first build.
  * - A late rebuild (under way for a refresh interval or more: a city's network on a busy machine)
@@ -116,6 +117,15 @@ export async function finish(b: Built): Promise<Finished> {
 const KEPT_OUTPUTS = 64;
 
 /**
+ * An output not asked for in this long is no longer rebuilt with each snapshot, and what it kept
+ * is let go: asked for again, it is built on request (the request waits for that build, as the
+ * first one did). Without it, one request for a city's SIRI timetable (a third of a rebuild's
+ * CPU) had it rebuilt with every snapshot until the service stopped. Longer than any polling
+ * interval in use (GTFS-Realtime consumers poll every 10 to 60 s, SIRI ones up to a few minutes).
+ */
+export const OUTPUT_IDLE_MS = 10 * 60_000;
+
+/**
  * What a rebuild's parts took, in seconds of wall time (the service's /metrics:
  * transit_ops_feed_rebuild_seconds, by part). `served` is the age of the new snapshot when it is
  * served (reading it, building the outputs asked for, and the worker thread's answer); `last` the
@@ -156,6 +166,8 @@ interface AskedOutput {
   spec: OutputSpec | undefined;
   recipe: Recipe;
   out: Output | undefined;
+  /** When it was last asked for (ms, service clock). */
+  askedAt: number;
 }
 
 /** The feed snapshots of an app (a service of buildApp; tests reach its `pause` seam as ctx.services.feeds). */
@@ -227,6 +239,7 @@ export class FeedCache implements Service {
   /** Reads the network again; every output asked for lately is built before the new snapshot is served. */
   private rebuild(groupId: string, g: GroupFeeds): Promise<NetworkHead> {
     const now = this.ctx.clock.now();
+    FeedCache.forgetIdle(g, now.getTime());
     const t = new RebuildClock(g.endedAt);
     const building = this.thread ? this.rebuildOffThread(this.thread, groupId, g, now, t) : this.rebuildHere(groupId, g, now, t);
     g.building = building;
@@ -250,6 +263,14 @@ export class FeedCache implements Service {
       });
     this.running.add(settled);
     return building;
+  }
+
+  /**
+   * The outputs not asked for within OUTPUT_IDLE_MS of `now` (ms, service clock) are let go. (One
+   * asked for after `now`, the clock moved back, is kept.)
+   */
+  private static forgetIdle(g: GroupFeeds, now: number) {
+    for (const [name, o] of g.outputs) if (now - o.askedAt > OUTPUT_IDLE_MS) g.outputs.delete(name);
   }
 
   /**
@@ -364,6 +385,7 @@ export class FeedCache implements Service {
     if (!g.building || g.positions) return;
     const now = this.ctx.clock.now();
     if (now.getTime() - g.buildingSince < this.refreshMs) return;
+    FeedCache.forgetIdle(g, now.getTime());
     const stale = [...g.outputs].flatMap(([name, o]) =>
       (o.spec && positionsOnly(o.spec) && (!o.out || now.getTime() - o.out.net.now.getTime() >= this.refreshMs) ? [[name, o.spec] as [string, OutputSpec]] : []));
     if (stale.length === 0) return;
@@ -404,7 +426,7 @@ export class FeedCache implements Service {
     const known = g.outputs.get(name);
     // Most recent last; the least recent beyond KEPT_OUTPUTS are no longer rebuilt with each snapshot.
     g.outputs.delete(name);
-    g.outputs.set(name, { spec, recipe, out: known?.out });
+    g.outputs.set(name, { spec, recipe, out: known?.out, askedAt: this.ctx.clock.now().getTime() });
     if (g.outputs.size > KEPT_OUTPUTS) g.outputs.delete(g.outputs.keys().next().value!);
     const net = await this.snapshot(groupId);
     if (spec && positionsOnly(spec)) this.refreshPositions(groupId, g);
