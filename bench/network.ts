@@ -788,6 +788,9 @@ async function main() {
     console.log('\n==== bench:network', FEED, new Date().toISOString(), '====');
     console.log(`feed: ${feed.describe.split('\n')[0]}`);
     console.log(`import ${importS.toFixed(1)} s; service date ${date} from ${args.at} local; ${simulator.vehicles} vehicles (one per block running), period ${PERIOD_S} s; simulator: ${simulator.name}`);
+    // The service takes its settings from this environment (startServer): those given are part of what was measured.
+    const given = Object.entries(process.env).filter(([k]) => /^(FEEDS|PREDICTIONS?|POSITIONS|PARTITIONS|DATABASE_POOL)_/.test(k));
+    if (given.length > 0) console.log(`service settings given: ${given.map(([k, v]) => `${k}=${v}`).join(' ')}`);
     console.log(final);
     if (steady) console.log(steady);
     console.log(`  export/trip-tracking of ${date}, three times: ${exports.map((e) => `${fmt(e.rows)} rows in ${e.s.toFixed(2)} s (${fmt(e.rows / e.s)} rows/s)`).join(', ')}; the first recomputes the trips still marked${HISTORY_DAYS > 0 ? ` (with ${HISTORY_DAYS} days of history before it)` : ''}`);

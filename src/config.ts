@@ -125,6 +125,8 @@ export interface FeedsConfig {
   staleVehicleSeconds: number;
   /** SIRI EstimatedTimetable also carries the journeys whose vehicle is not known yet scheduled to run within this many minutes (0: none). */
   etHorizonMinutes: number;
+  /** SIRI EstimatedTimetable is rebuilt with a snapshot only once the one served is this many seconds old (0: with every snapshot). */
+  etRefreshSeconds: number;
   /** Where snapshots are read and outputs built: the feeds' worker thread (on), the service's thread (off), or auto (the worker on PostgreSQL). */
   worker: (typeof FEEDS_WORKERS)[number];
 }
@@ -231,6 +233,7 @@ export const ENVIRONMENT = Type.Object({
   FEEDS_REFRESH_SECONDS: env.int({ default: 5, min: 1, max: 300, description: "a group's snapshot for GTFS-Realtime and SIRI older than this is rebuilt in the background, answers meanwhile coming from it (stale-while-revalidate)" }),
   FEEDS_STALE_VEHICLE_SECONDS: env.int({ default: 300, min: 10, max: 86_400, description: 'a vehicle whose latest position is older than this leaves GTFS-Realtime and SIRI' }),
   FEEDS_WORKER: env.oneOf(FEEDS_WORKERS, { default: 'auto', description: "where the feeds' snapshots are read and GTFS-Realtime and SIRI built: `on`, a worker thread of their own with its own database connections (PostgreSQL only), so requests and device reports are not held while a city's network is read and written; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database (which lives in the service's thread) ([feeds.md](feeds.md))" }),
+  FEEDS_ET_REFRESH_SECONDS: env.int({ default: 0, min: 0, max: 3600, description: "SIRI EstimatedTimetable is rebuilt with a snapshot only once the one served is this many seconds old, and served meanwhile (its ResponseTimestamp and Age tell how old); `0`: with every snapshot. A city's timetable is a third of a rebuild's CPU: a larger value keeps trip-updates, positions and device answers faster on a full machine ([feeds.md](feeds.md))" }),
   FEEDS_ET_HORIZON_MINUTES: env.int({ default: 60, min: 0, max: 1440, description: "SIRI EstimatedTimetable (and StopMonitoring's expected times) also carry the journeys whose vehicle is not known yet, scheduled to run within this many minutes (`Monitored` false, predicted from their scheduled departure); `0`: none ([feeds.md](feeds.md))" }),
   LIVE_ALLOWED_ORIGINS: env.str({ format: 'origin-list', description: "other browser origins allowed to open the live stream, comma-separated (`https://ops.example.org,http://localhost:5173`), or `*`; requests without an Origin header, pages of the service itself (Origin host = request host) and `PUBLIC_URL`'s origin are always accepted; others get 403 `OriginNotAllowed` before the upgrade" }),
   LIVE_MAX_BUFFERED_BYTES: env.int({ default: 1_048_576, min: 4096, description: 'a live stream client with more unsent bytes than this is closed (4429 `SlowClient`)' }),
@@ -301,6 +304,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       refreshSeconds: e.FEEDS_REFRESH_SECONDS,
       staleVehicleSeconds: e.FEEDS_STALE_VEHICLE_SECONDS,
       etHorizonMinutes: e.FEEDS_ET_HORIZON_MINUTES,
+      etRefreshSeconds: e.FEEDS_ET_REFRESH_SECONDS,
       worker: e.FEEDS_WORKER,
     },
     live: {

@@ -363,3 +363,28 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     await settled(f);
   });
 });
+
+describe('the timetable on a cadence of its own (FEEDS_ET_REFRESH_SECONDS)', () => {
+  let g: FeedFixture;
+  beforeAll(async () => {
+    g = await feedFixture({ config: { feeds: { refreshSeconds: 5, staleVehicleSeconds: 300, etHorizonMinutes: 60, etRefreshSeconds: 30, worker: 'off' } } });
+  });
+  afterAll(async () => g?.t.close());
+
+  it('30 s: the timetable is rebuilt with the first snapshot read 30 s or more after the one it was built from, and served meanwhile with its own time and age while trip-updates follow every snapshot', async () => {
+    const et = () => g.t.app.inject({ url: `/api/v4/groups/${g.g}/siri/estimated-timetable` });
+    await settled(g);
+    const first = g.clock.now();
+    expect(vmTimestamp((await et()).body)).toBe(siriTime(first, 'Europe/Paris'));
+    for (const after of [5, 10, 15, 20, 25]) {
+      g.clock.advance(5_000);
+      await settled(g);
+      expect((await readFeed(g, 'trip-updates')).message!.header.timestamp).toBe(g.clock.now().getTime() / 1000);
+      const served = await et();
+      expect([vmTimestamp(served.body), served.headers.age], `${after} s after`).toEqual([siriTime(first, 'Europe/Paris'), String(after)]);
+    }
+    g.clock.advance(5_000);
+    await settled(g);
+    expect(vmTimestamp((await et()).body)).toBe(siriTime(g.clock.now(), 'Europe/Paris'));
+  });
+});

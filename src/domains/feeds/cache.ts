@@ -17,6 +17,9 @@
  *   VehicleMonitoring: outputs.ts positionsOnly) are then refreshed on their own from the
  *   vehicles read at once (positionsNow, one statement), each interval, until the rebuild ends. An
  *   output is never replaced by one of an older snapshot.
+ * - The SIRI EstimatedTimetable (outputs.ts builtLast) is built after the snapshot is served with
+ *   the others, the one before served until then; with FEEDS_ET_REFRESH_SECONDS, only by the
+ *   rebuilds that find the one served that old (turns), the one before served meanwhile.
  * - On PostgreSQL (FEEDS_WORKER auto or on), snapshots are read and outputs built on the feeds'
  *   worker thread (feed-thread.ts): this cache decides when, and keeps what it serves (the
  *   outputs and their snapshot's head); the worker holds the snapshots and the pieces kept
@@ -150,8 +153,6 @@ interface GroupFeeds {
   /** The rebuild under way, if any (at most one per group), and when it started (ms, service clock). */
   building: Promise<NetworkHead> | undefined;
   buildingSince: number;
-  /** The outputs the rebuild under way builds after serving its snapshot (outputs.ts builtLast), not built yet: asked for, the one before is served. */
-  later: Set<string>;
   /** The refresh of the positions-only outputs under way, while a rebuild is late. */
   positions: Promise<void> | undefined;
   /** No background rebuild before this time (ms, service clock): set after a failed one. */
@@ -218,7 +219,7 @@ export class FeedCache implements Service {
 
   private group(groupId: string): GroupFeeds {
     let g = this.groups.get(groupId);
-    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, later: new Set(), positions: undefined, retryAt: 0, endedAt: undefined, outputs: new Map() }));
+    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, positions: undefined, retryAt: 0, endedAt: undefined, outputs: new Map() }));
     return g;
   }
 
@@ -277,18 +278,23 @@ export class FeedCache implements Service {
    * The outputs asked for lately, in the order a rebuild builds them: those built last
    * (outputs.ts builtLast) apart, after the snapshot is served with the others.
    */
-  private static turns(g: GroupFeeds): { first: [string, AskedOutput][]; last: string[] } {
+  private turns(g: GroupFeeds, now: Date): { first: [string, AskedOutput][]; last: string[] } {
     // A copy: requests move the names they ask for to the end of the map meanwhile, and
     // iterating the live map would visit them again, a rebuild that never ends under load.
     const all = [...g.outputs];
-    return { first: all.filter(([, o]) => !o.spec || !builtLast(o.spec)), last: all.flatMap(([name, o]) => (o.spec && builtLast(o.spec) ? [name] : [])) };
+    // Those built last are built with this snapshot once the one served is FEEDS_ET_REFRESH_SECONDS old (or from a later clock).
+    const due = (o: AskedOutput) => {
+      const age = o.out ? now.getTime() - o.out.net.now.getTime() : Infinity;
+      return age >= this.ctx.config.feeds.etRefreshSeconds * 1000 || age < 0;
+    };
+    return { first: all.filter(([, o]) => !o.spec || !builtLast(o.spec)), last: all.flatMap(([name, o]) => (o.spec && builtLast(o.spec) && due(o) ? [name] : [])) };
   }
 
   private async rebuildHere(groupId: string, g: GroupFeeds, now: Date, t: RebuildClock): Promise<NetworkHead> {
     const pause = this.pause;
     const net = await readSnapshot(this.ctx.db, groupId, now, this.ctx.config, scheduleMemoOf(this.ctx.db), { previous: g.full, ...(pause ? { pause: () => pause(groupId) } : {}) });
     const read = performance.now();
-    const { first, last } = FeedCache.turns(g);
+    const { first, last } = this.turns(g, now);
     const built = new Map<string, Output>();
     for (const [name, o] of first) {
       // Requests served from the last snapshot go first between two builds (they are CPU work).
@@ -311,7 +317,7 @@ export class FeedCache implements Service {
   }
 
   private async rebuildOffThread(thread: FeedThread, groupId: string, g: GroupFeeds, now: Date, t: RebuildClock): Promise<NetworkHead> {
-    const { first, last } = FeedCache.turns(g);
+    const { first, last } = this.turns(g, now);
     const asked = first.flatMap(([name, o]) => (o.spec ? [[name, o.spec] as [string, OutputSpec]] : []));
     const a = await thread.ask({ op: 'rebuild', groupId, now: now.getTime(), outputs: asked, later: last });
     const net = headOf(groupId, a.head!);
@@ -333,25 +339,19 @@ export class FeedCache implements Service {
   /**
    * The outputs a rebuild builds last, one by one once its snapshot is served with the others:
    * each is served as soon as it is built; until then, a request for it is answered with the one
-   * before (outputOf), never made to wait nor building it twice.
+   * before (outputOf), never made to wait nor building it twice. A failed build leaves the one
+   * before served; the next rebuild builds it again.
    */
   private async buildLast(groupId: string, g: GroupFeeds, names: string[], build: (name: string) => Promise<Output | undefined>) {
-    for (const name of names) g.later.add(name);
-    try {
-      for (const name of names) {
-        await nextTurn();
-        try {
-          await this.pauseLast?.(groupId, name);
-          const out = await build(name);
-          if (out) this.keep(g, new Map([[name, out]]));
-        } catch (err) {
-          this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
-        } finally {
-          g.later.delete(name);
-        }
+    for (const name of names) {
+      await nextTurn();
+      try {
+        await this.pauseLast?.(groupId, name);
+        const out = await build(name);
+        if (out) this.keep(g, new Map([[name, out]]));
+      } catch (err) {
+        this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');
       }
-    } finally {
-      g.later.clear();
     }
   }
 
@@ -431,9 +431,10 @@ export class FeedCache implements Service {
     const net = await this.snapshot(groupId);
     if (spec && positionsOnly(spec)) this.refreshPositions(groupId, g);
     const entry = g.outputs.get(name);
-    // Of this snapshot, or built from the positions since (a rebuild late), or the one before
-    // while the rebuild under way builds this output last.
-    if (entry?.out && (entry.out.net === net || entry.out.over === net || g.later.has(name))) return entry.out;
+    // Of this snapshot, or built from the positions since (a rebuild late), or, for one built
+    // last, the one before: while the rebuild under way builds it, or until it is due again
+    // (FEEDS_ET_REFRESH_SECONDS; or its build with the snapshot failed).
+    if (entry?.out && (entry.out.net === net || entry.out.over === net || (spec !== undefined && builtLast(spec)))) return entry.out;
     let out: Output;
     if (this.thread) {
       const a = await this.thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec: spec! });
