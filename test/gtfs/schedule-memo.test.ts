@@ -1,11 +1,14 @@
 /**
  * The schedule memo's stop times on a service day (gtfs/schedule-memo.ts): the feeds' rebuilds
  * ask for the same trips every few seconds, so a trip's instants are made once per trip, day and
- * start, and are the instants onServiceDay gives.
+ * start, and are the instants onServiceDay gives. A service date's schedule is read once per
+ * version and date, however many ask for it at once.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScheduleMemo } from '../../src/domains/gtfs/schedule-memo.js';
 import type { StoredStopTimes } from '../../src/domains/gtfs/service-days.js';
+import type { Queryable } from '../../src/platform/db/index.js';
+import { feedFixture, type FeedFixture } from '../feeds/fixture.js';
 
 const stop = (seq: number, seconds: number) => ({
   stop_id: `S${seq}`, stop_sequence: seq, stop_name: null, stop_lat: null, stop_lon: null, stop_headsign: null,
@@ -38,5 +41,49 @@ describe('ScheduleMemo.stopsOnDay', () => {
       memo.stopsOnDay('g', 'v1', 'T1', stored, dayStart, '09:10:00'),
     ]) expect(other).not.toBe(first);
     expect(memo.stopsOnDay('g', 'v1', 'T1', stored, nextDay)[0]!.arrival_at!.getTime() - first[0]!.arrival_at!.getTime()).toBe(86_400_000);
+  });
+});
+
+describe('ScheduleMemo.dayOf', () => {
+  let f: FeedFixture;
+  beforeAll(async () => {
+    f = await feedFixture();
+  });
+  afterAll(async () => f?.t.close());
+
+  /** The fixture's database, its statements reading the day's trips counted, the first `failing` of them failed. */
+  function counted(failing = 0): { db: Queryable; reads: () => number } {
+    let reads = 0;
+    const db: Queryable = {
+      query: async (text, params) => {
+        if (/JOIN gtfs_trips/.test(text) && /FROM gtfs_calendars/.test(text) && ++reads <= failing) throw new Error('the read of the day failed');
+        return f.t.db.query(text, params);
+      },
+      exec: (script) => f.t.db.exec(script),
+      copyFrom: (table, columns, chunks) => f.t.db.copyFrom(table, columns, chunks),
+    };
+    return { db, reads: () => reads };
+  }
+
+  it('callers asking for a day while it is read share that read: one read, one day (regression: each read the whole day, a city\'s 55,000 trips, until the first was kept)', async () => {
+    const memo = new ScheduleMemo();
+    const { db, reads } = counted();
+    const days = await Promise.all([1, 2, 3, 4].map(() => memo.dayOf(db, f.g, undefined, '2026-03-10')));
+    expect(days[0]!.trips.map((t) => t.trip_id).sort()).toEqual(['T1', 'T2', 'T3', 'T4']);
+    expect(new Set(days).size).toBe(1);
+    expect(reads()).toBe(1);
+    expect(await memo.dayOf(db, f.g, undefined, '2026-03-10')).toBe(days[0]);
+    expect(reads()).toBe(1);
+  });
+
+  it('a read that failed is not kept: its caller gets the error, those who joined it read again on their own', async () => {
+    const memo = new ScheduleMemo();
+    const { db, reads } = counted(1);
+    const [first, joined] = await Promise.allSettled([memo.dayOf(db, f.g, undefined, '2026-03-10'), memo.dayOf(db, f.g, undefined, '2026-03-10')]);
+    expect(first.status === 'rejected' && String(first.reason)).toContain('the read of the day failed');
+    expect(joined.status === 'fulfilled' && joined.value.trips.length).toBe(4);
+    expect(reads()).toBe(2);
+    expect(await memo.dayOf(db, f.g, undefined, '2026-03-10')).toBe(joined.status === 'fulfilled' ? joined.value : undefined);
+    expect(reads()).toBe(2);
   });
 });
