@@ -364,18 +364,23 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
   });
 });
 
-describe('the timetable on a cadence of its own (FEEDS_ET_REFRESH_SECONDS)', () => {
+// On the feeds' worker thread too (PostgreSQL), which keeps the timetable's pieces between its builds.
+describe.each(engine === 'postgres' ? (['off', 'on'] as const) : (['off'] as const))('the timetable on a cadence of its own (FEEDS_ET_REFRESH_SECONDS), FEEDS_WORKER=%s', (worker) => {
   let g: FeedFixture;
   beforeAll(async () => {
-    g = await feedFixture({ config: { feeds: { refreshSeconds: 5, staleVehicleSeconds: 300, etHorizonMinutes: 60, etRefreshSeconds: 30, worker: 'off' } } });
+    g = await feedFixture({ config: { feeds: { refreshSeconds: 5, staleVehicleSeconds: 300, etHorizonMinutes: 60, etRefreshSeconds: 30, worker } } });
   });
   afterAll(async () => g?.t.close());
 
-  it('30 s: the timetable is rebuilt with the first snapshot read 30 s or more after the one it was built from, and served meanwhile with its own time and age while trip-updates follow every snapshot', async () => {
+  it('30 s: the timetable is rebuilt with the first snapshot read 30 s or more after the one it was built from, and served meanwhile with its own time and age while trip-updates follow every snapshot; that build reuses the trips\' pieces of the one before (regression: the worker let them go at the rebuilds that did not build it)', async () => {
+    const cache = g.t.ctx.services.feeds;
     const et = () => g.t.app.inject({ url: `/api/v4/groups/${g.g}/siri/estimated-timetable` });
     await settled(g);
     const first = g.clock.now();
     expect(vmTimestamp((await et()).body)).toBe(siriTime(first, 'Europe/Paris'));
+    const cold = (await cache.output(g.g, { kind: 'siri-et' })).pieces!;
+    expect(cold.reused).toBe(0);
+    expect(cold.made).toBeGreaterThan(0);
     for (const after of [5, 10, 15, 20, 25]) {
       g.clock.advance(5_000);
       await settled(g);
@@ -386,5 +391,7 @@ describe('the timetable on a cadence of its own (FEEDS_ET_REFRESH_SECONDS)', () 
     g.clock.advance(5_000);
     await settled(g);
     expect(vmTimestamp((await et()).body)).toBe(siriTime(g.clock.now(), 'Europe/Paris'));
+    // Nothing reported: every journey told as 30 s before.
+    expect((await cache.output(g.g, { kind: 'siri-et' })).pieces).toEqual({ made: 0, reused: cold.made });
   });
 });

@@ -184,7 +184,7 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
     const thread = FeedThread.of({ ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' } }, f.t.db, (err) => errors.push(err), 300);
     await f.t.db.transaction(async (tx) => {
       await tx.query('LOCK TABLE trip_tracking IN ACCESS EXCLUSIVE MODE');
-      const asked = thread.ask({ op: 'rebuild', groupId: f.g, now: f.clock.now().getTime(), outputs: [], later: [] });
+      const asked = thread.ask({ op: 'rebuild', groupId: f.g, now: f.clock.now().getTime(), outputs: [], kept: [] });
       const refused = asked.then(() => 'answered', (err: Error) => err.message);
       await eventually(async () => (await f.t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'trip_tracking'::regclass"))[0]!.n > 0, "the worker's rebuild waiting for the lock");
       // The lock is still held: the worker's database cannot close, the thread is stopped.

@@ -45,6 +45,7 @@ import { acceptsGzip, gzipped, sendEncoded } from '../../platform/http/read-cach
 import { nextTurn } from '../../platform/slices.js';
 import { scheduleMemoOf, type ScheduleMemo } from '../gtfs/schedule-memo.js';
 import { FeedThread, feedsOffThread, headOf, type Finished, type RebuildTook } from './feed-thread.js';
+import { TripPieces } from './fragments.js';
 import { networkNow, positionsNow, type NetworkHead, type NetworkNow } from './network.js';
 import { builtLast, outputName, positionsOnly, recipeOf, stopMonitoringDocument, type OutputSpec, type StopMonitoringAsk } from './outputs.js';
 import type { SampleAsk, Served } from '../predictions/samples.js';
@@ -109,11 +110,12 @@ export function readSnapshot(
 /** An output's content as served: its gzip form (of 1 KiB or more; off the event loop) and the hash of its fingerprint. */
 export async function finish(b: Built): Promise<Finished> {
   const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
+  const pieces = b.state instanceof TripPieces ? { pieces: { made: b.state.made, reused: b.state.reused } } : {};
   if (b.body === undefined) {
     if (!b.gzip || b.size === undefined) throw new Error('an output without its bytes needs its gzip form and size');
-    return { body: undefined, size: b.size, contentType: b.contentType, fingerprint, gzip: b.gzip };
+    return { body: undefined, size: b.size, contentType: b.contentType, fingerprint, gzip: b.gzip, ...pieces };
   }
-  return { body: b.body, size: b.body.length, contentType: b.contentType, fingerprint, gzip: b.gzip ?? (await gzipped(b.body)) };
+  return { body: b.body, size: b.body.length, contentType: b.contentType, fingerprint, gzip: b.gzip ?? (await gzipped(b.body)), ...pieces };
 }
 
 /** Outputs per group rebuilt with each snapshot: the most recently asked for (others are built on request). */
@@ -319,7 +321,11 @@ export class FeedCache implements Service {
   private async rebuildOffThread(thread: FeedThread, groupId: string, g: GroupFeeds, now: Date, t: RebuildClock): Promise<NetworkHead> {
     const { first, last } = this.turns(g, now);
     const asked = first.flatMap(([name, o]) => (o.spec ? [[name, o.spec] as [string, OutputSpec]] : []));
-    const a = await thread.ask({ op: 'rebuild', groupId, now: now.getTime(), outputs: asked, later: last });
+    // Every other output still asked for keeps what its last build kept: the timetable, built
+    // next (`last`) or not by this rebuild (FEEDS_ET_REFRESH_SECONDS: its next build reuses its
+    // trips' pieces, not all made anew).
+    const kept = [...g.outputs].flatMap(([name, o]) => (o.spec && !asked.some(([n]) => n === name) ? [name] : []));
+    const a = await thread.ask({ op: 'rebuild', groupId, now: now.getTime(), outputs: asked, kept });
     const net = headOf(groupId, a.head!);
     const built = stampedAll(net, a.outputs, g);
     for (const [name, err] of a.failed ?? []) this.ctx.log.warn({ err, groupId, output: name }, 'feed output build failed');

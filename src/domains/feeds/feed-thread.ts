@@ -10,9 +10,11 @@
  * on the service's thread (FEEDS_WORKER auto, the default, chooses so).
  *
  * Messages (structured clone; the outputs' buffers are moved, not copied):
- * - rebuild { groupId, now, outputs: [name, spec][] }: reads the group's network at `now`, builds
- *   each output, keeps the snapshot; answers the snapshot's head and the outputs built (an output
- *   that failed is named with its error, the others are served).
+ * - rebuild { groupId, now, outputs: [name, spec][], kept }: reads the group's network at `now`,
+ *   builds each output, keeps the snapshot; answers the snapshot's head and the outputs built (an
+ *   output that failed is named with its error, the others are served). What the builds of the
+ *   outputs named in `kept` left stays (those still asked for that this rebuild does not build:
+ *   the timetable, built next or on its own cadence); the others' is let go.
  * - output { groupId, now, name, spec }: one output of the snapshot it holds (read at `now` if it
  *   holds none: a worker started again).
  * - positions { groupId, now, outputs }: the vehicles' positions alone read at `now` (positionsNow),
@@ -43,6 +45,8 @@ export interface Finished {
   contentType: string;
   /** Hash of the content without its production timestamps. */
   fingerprint: string;
+  /** An output told trip by trip (trip-updates, the SIRI timetable): its trips' pieces made anew and reused from its last build. */
+  pieces?: { made: number; reused: number };
 }
 
 /** What the worker is started with. */
@@ -61,8 +65,8 @@ export interface RebuildTook {
 }
 
 export type Ask =
-  /** `later`: the outputs asked for next, one by one (op output), from this snapshot: what their builds kept stays. */
-  | { op: 'rebuild'; groupId: string; now: number; outputs: [string, OutputSpec][]; later: string[] }
+  /** `kept`: the other outputs still asked for (built next, one by one with op output, or later on their own cadence): what their builds kept stays. */
+  | { op: 'rebuild'; groupId: string; now: number; outputs: [string, OutputSpec][]; kept: string[] }
   | { op: 'output'; groupId: string; now: number; name: string; spec: OutputSpec }
   | { op: 'positions'; groupId: string; now: number; outputs: [string, OutputSpec][] }
   | { op: 'stop-monitoring'; groupId: string; now: number; ask: StopMonitoringAsk }

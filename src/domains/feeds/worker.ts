@@ -75,7 +75,7 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
           }
         }
         // What outputs no longer asked for kept is let go.
-        const asked = new Set([...ask.outputs.map(([name]) => name), ...ask.later]);
+        const asked = new Set([...ask.outputs.map(([name]) => name), ...ask.kept]);
         for (const name of g.states.keys()) if (!asked.has(name)) g.states.delete(name);
         g.net = net;
         return { ok: true, head: { now: net.now.getTime(), timezone: net.timezone }, outputs, failed, took: { snapshotMs: read - started, outputsMs: performance.now() - read } };
