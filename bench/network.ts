@@ -61,7 +61,7 @@ import { generateNetwork } from '../src/domains/demo/network.js';
 import { describeFigures, MTA_FEEDS, mtaFeedZip, type MtaFeed } from './mta-feeds.js';
 import type { BatchSeen, LoadSource } from './network-replay.js';
 import { loadHistory } from './network-history.js';
-import { askingThread, DATABASE_URL, fmt, percentile } from './support.js';
+import { askingThread, DATABASE_URL, describeSpeed, fmt, machineSpeed, percentile } from './support.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -624,6 +624,8 @@ function serviceDate(tz: string): string {
 
 async function main() {
   const started = Date.now();
+  const speedBefore = machineSpeed();
+  log(describeSpeed(speedBefore));
   const feed = await feedFile();
   log(feed.describe);
   const date = serviceDate(feed.timezone);
@@ -789,6 +791,7 @@ async function main() {
     console.log(`feed: ${feed.describe.split('\n')[0]}`);
     console.log(`import ${importS.toFixed(1)} s; service date ${date} from ${args.at} local; ${simulator.vehicles} vehicles (one per block running), period ${PERIOD_S} s; simulator: ${simulator.name}`);
     // The service takes its settings from this environment (startServer): those given are part of what was measured.
+    console.log(`${describeSpeed(speedBefore)}, before the run`);
     const given = Object.entries(process.env).filter(([k]) => /^(FEEDS|PREDICTIONS?|POSITIONS|PARTITIONS|DATABASE_POOL)_/.test(k));
     if (given.length > 0) console.log(`service settings given: ${given.map(([k, v]) => `${k}=${v}`).join(' ')}`);
     console.log(final);

@@ -1,5 +1,6 @@
 /** Shared pieces of the benchmark scripts: a fresh PostgreSQL schema, figures, memory sampling. */
 import { randomBytes } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { openDatabase, type Db } from '../src/platform/db/index.js';
@@ -98,3 +99,44 @@ export function askingThread<Ask extends object, Answer>(script: URL): { ask: (a
     },
   };
 }
+
+/**
+ * How fast this machine is now, for comparing runs made on different VMs (their speed differed up
+ * to threefold from one session to the next): a fixed piece of work on this thread, the kind a
+ * feed rebuild does, in ms of wall time, best of three. `xml`: 5 MB of SIRI-like text written and
+ * deflated at level 3 eight times; `objects`: 300,000 small objects made, kept in a map and walked.
+ */
+export function machineSpeed(): { xmlMs: number; objectsMs: number } {
+  const best = (work: () => unknown) => {
+    let min = Infinity;
+    for (let k = 0; k < 3; k++) {
+      const t0 = performance.now();
+      work();
+      min = Math.min(min, performance.now() - t0);
+    }
+    return min;
+  };
+  const xml = () => {
+    const parts: string[] = [];
+    // Ids and times varied as a network's are (a fixed sequence: the same text on every machine).
+    let r = 12_345;
+    const next = () => (r = (r * 1_103_515_245 + 12_345) % 2_147_483_648);
+    for (let i = 0; parts.length < 20_000; i++) {
+      parts.push(`<EstimatedCall><StopPointRef>MTA_${next() % 999_983}</StopPointRef><DatedVehicleJourneyRef>MQ_D6-Weekday-${next() % 150_000}_SBS${next() % 99}</DatedVehicleJourneyRef><Order>${i % 60}</Order><AimedArrivalTime>2026-11-30T08:${String(i % 60).padStart(2, '0')}:00-05:00</AimedArrivalTime><ExpectedArrivalTime>2026-11-30T08:${String((i * 7) % 60).padStart(2, '0')}:30-05:00</ExpectedArrivalTime></EstimatedCall>`);
+    }
+    const text = Buffer.from(parts.join(''));
+    let out = 0;
+    for (let k = 0; k < 8; k++) out += deflateSync(text, { level: 3 }).length;
+    return out;
+  };
+  const objects = () => {
+    const m = new Map<string, { id: string; at: number; seq: number; lat: number }>();
+    for (let i = 0; i < 300_000; i++) m.set(`t${i}`, { id: `t${i}`, at: 1_764_500_000_000 + i * 1000, seq: i % 60, lat: 40 + (i % 1000) / 1000 });
+    let sum = 0;
+    for (const v of m.values()) sum += v.seq + v.lat;
+    return sum;
+  };
+  return { xmlMs: best(xml), objectsMs: best(objects) };
+}
+
+export const describeSpeed = (s: { xmlMs: number; objectsMs: number }) => `machine speed (bench/support.ts machineSpeed, lower is faster): text and deflate ${fmt(s.xmlMs)} ms, objects ${fmt(s.objectsMs)} ms`;
