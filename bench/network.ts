@@ -25,7 +25,8 @@
  *    server, of the PostgreSQL backends of the bench database and of this load generator (its
  *    process, every thread, over the same window), the server's RSS; the database
  *    size per table group before and after; the day's export, three times. On a PostgreSQL server
- *    with autovacuum off, the tables the service writes are analysed every minute, as it would.
+ *    with autovacuum off, the bench does its work on the tables the service writes every minute, by
+ *    its rules (--analyze).
  *
  * Options: --feed (mta-queens), --minutes (10), --date YYYY-MM-DD (a weekday of the feed; default
  * the next weekday from today), --at HH:MM (08:00, the feed's local time), --vehicles N (at most
@@ -35,7 +36,8 @@
  * exactly, from the start instant, no backlog), --cpu-prof DIR (the service of the measured run
  * under `node --cpu-prof`: its profile is written into DIR when it stops; open it in Chrome's
  * DevTools, or summarise it with `npx tsx bench/cpu-profile.ts DIR/<file>.cpuprofile`),
- * --history-days N (the N days before the measured one filled with copies of its morning so far,
+ * --analyze autovacuum|minute (on a server whose autovacuum is off, as this machine's: what the bench does
+ * in its stead, autovacuumPass; autovacuum by default), --history-days N (the N days before the measured one filled with copies of its morning so far,
  * bench/network-history.ts: the cost of a month of reports), --no-feeds (no feed consumer and no
  * feed-lag probe: the service without passenger feeds to rebuild, to tell their cost on the other
  * figures), --feeds LIST (the feeds the consumer polls, of vehicle-positions, trip-updates, siri-vm
@@ -80,6 +82,7 @@ const { values: args } = parseArgs({
     'no-feeds': { type: 'boolean', default: false },
     feeds: { type: 'string', default: 'vehicle-positions,trip-updates,siri-vm,siri-et' },
     'steady-after': { type: 'string', default: '60' },
+    analyze: { type: 'string', default: 'autovacuum' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -153,8 +156,11 @@ const F = {
   buildUpperBound: new Series(),
   /** The same for trip-updates, polled every 5 s by the consumer (so up to 5 s later than it could be seen). */
   tripsBuildUpperBound: new Series(),
-  /** The bench's ANALYZE of the written tables (when the server's autovacuum is off). */
+  /** The bench's passes in autovacuum's stead (when the server's autovacuum is off): each pass's time. */
   analyzeMs: new Series(),
+  /** …the tables each pass analysed, and vacuumed. */
+  analyzedTables: new Series(),
+  vacuumedTables: new Series(),
   /** The longest event loop delay of the server in each second. */
   eventLoopMs: new Series(),
   /** This process's own event loop (the load generator's and the consumers'): its holds delay what it measures. */
@@ -419,6 +425,57 @@ const WRITTEN_TABLES = [
   'positions', 'trip_events', 'passenger_counts', 'trip_runs', 'trip_tracking', 'trip_tracking_stops', 'trip_tracking_dirty', 'prediction_sample_sets',
   'device_latest', 'device_sign_events', 'device_history_events', 'device_history_snapshots', 'duties', 'vehicle_movements',
 ];
+
+/** What the bench does in the stead of a server's autovacuum that is off (--analyze). */
+const ANALYZE_MODE = args.analyze === 'minute' ? 'minute' : args.analyze === 'autovacuum' ? 'autovacuum' : (() => {
+  throw new Error(`--analyze ${args.analyze}: autovacuum or minute`);
+})();
+
+/**
+ * One pass of what autovacuum would do, on a server where it is off (--analyze autovacuum, the
+ * default): by its rules and with the server's own autovacuum settings, on the tables the
+ * service writes. A table (each partition of a partitioned one: autovacuum never processes a
+ * partitioned table itself) is analysed when the rows changed since its last analyse pass
+ * autovacuum_analyze_threshold + autovacuum_analyze_scale_factor × its rows, and vacuumed when
+ * its dead rows pass the vacuum threshold and scale factor, or the rows inserted since its last
+ * vacuum the insert ones; both under autovacuum's cost-based delay. One worker does them in turn
+ * (the daemon has up to autovacuum_max_workers). `minute` (the bench until 2026-12-02): every
+ * written table analysed, partitioned ones whole, every minute; it cost the server 5–9 s a
+ * minute on the city, which autovacuum would not spend.
+ */
+async function autovacuumPass(db: pg.Client, mode: 'autovacuum' | 'minute'): Promise<{ analysed: number; vacuumed: number }> {
+  if (mode === 'minute') {
+    const tables = (await db.query<{ t: string }>(`SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL`, [WRITTEN_TABLES])).rows.map((r) => r.t);
+    await db.query(`ANALYZE ${tables.join(', ')}`);
+    return { analysed: tables.length, vacuumed: 0 };
+  }
+  await db.query(`SELECT set_config('vacuum_cost_delay', current_setting('autovacuum_vacuum_cost_delay'), false),
+    set_config('vacuum_cost_limit', CASE WHEN current_setting('autovacuum_vacuum_cost_limit') = '-1' THEN current_setting('vacuum_cost_limit') ELSE current_setting('autovacuum_vacuum_cost_limit') END, false)`);
+  const { rows } = await db.query<{ t: string; analyse: boolean; vacuum: boolean }>(`
+    WITH s AS (
+      SELECT current_setting('autovacuum_analyze_threshold')::float8 AS a0, current_setting('autovacuum_analyze_scale_factor')::float8 AS af,
+             current_setting('autovacuum_vacuum_threshold')::float8 AS v0, current_setting('autovacuum_vacuum_scale_factor')::float8 AS vf,
+             current_setting('autovacuum_vacuum_insert_threshold')::float8 AS i0, current_setting('autovacuum_vacuum_insert_scale_factor')::float8 AS if_
+    )
+    SELECT format('%I', c.relname) AS t,
+           st.n_mod_since_analyze > s.a0 + s.af * greatest(c.reltuples, 0) AS analyse,
+           st.n_dead_tup > s.v0 + s.vf * greatest(c.reltuples, 0) OR (s.i0 >= 0 AND st.n_ins_since_vacuum > s.i0 + s.if_ * greatest(c.reltuples, 0)) AS vacuum
+    FROM unnest($1::text[]) AS w(name)
+    -- The table, or each partition of a partitioned one (the partitioned table itself is relkind 'p').
+    CROSS JOIN LATERAL (SELECT relid FROM pg_partition_tree(to_regclass(w.name)) WHERE isleaf UNION SELECT to_regclass(w.name)) AS p(relid)
+    JOIN pg_class c ON c.oid = p.relid AND c.relkind = 'r'
+    JOIN pg_stat_user_tables st ON st.relid = p.relid
+    CROSS JOIN s`, [WRITTEN_TABLES]);
+  let analysed = 0;
+  let vacuumed = 0;
+  for (const r of rows) {
+    if (!r.analyse && !r.vacuum) continue;
+    await db.query(r.vacuum ? `VACUUM${r.analyse ? ' (ANALYZE)' : ''} ${r.t}` : `ANALYZE ${r.t}`);
+    if (r.analyse) analysed++;
+    if (r.vacuum) vacuumed++;
+  }
+  return { analysed, vacuumed };
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let running = false;
@@ -690,20 +747,21 @@ async function main() {
     for (const name of POLLED) await fetch(`${baseUrl}/api/v4/groups/${GROUP}${FEEDS[name]}`, { signal: AbortSignal.timeout(900_000) }).then((r) => r.arrayBuffer());
     log(`first snapshot of the feeds: ${((Date.now() - t3) / 1000).toFixed(1)} s`);
     // PostgreSQL's autovacuum keeps the statistics of the tables being written; a server with it
-    // off (this machine's is) plans the report tables as if empty. As autovacuum would: analysed now
-    // and every minute (its default naptime), and said.
+    // off (this machine's is) plans the report tables as if empty. The bench does its work instead,
+    // now and every minute (its default naptime), and says so (autovacuumPass).
     const autovacuum = (await admin.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]!.autovacuum;
     const analyzer = autovacuum === 'on' ? null : new pg.Client({ connectionString: urlOf(database) });
     const analyze = async () => {
       if (!analyzer) return;
       const t = Date.now();
-      const tables = (await analyzer.query<{ t: string }>(`SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL`, [WRITTEN_TABLES])).rows.map((r) => r.t);
-      await analyzer.query(`ANALYZE ${tables.join(', ')}`);
+      const done = await autovacuumPass(analyzer, ANALYZE_MODE);
       F.analyzeMs.add(Date.now() - t);
+      F.analyzedTables.add(done.analysed);
+      F.vacuumedTables.add(done.vacuumed);
     };
     if (analyzer) {
       await analyzer.connect();
-      log('PostgreSQL autovacuum is off on this server: the bench analyses the tables the service writes every minute, as autovacuum would');
+      log(`PostgreSQL autovacuum is off on this server: ${ANALYZE_MODE === 'minute' ? 'the bench analyses the tables the service writes every minute (--analyze minute)' : "the bench does autovacuum's work on the tables the service writes every minute, by its rules (--analyze autovacuum)"}`);
       await analyze();
     }
     const sizeBefore = await databaseSizes(admin, database);
@@ -744,7 +802,7 @@ async function main() {
         `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}, siri-et ${F.timetableHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}; the bench's own (load generator and consumers: its holds delay what it measures) ${F.benchLoopMs.describe(since)}`,
-        ...(F.analyzeMs.count() > 0 ? [`  the bench's ANALYZE of the written tables (autovacuum off) ${F.analyzeMs.describe()}`] : []),
+        ...(F.analyzeMs.count() > 0 ? [`  the bench's passes in autovacuum's stead (autovacuum off; --analyze ${ANALYZE_MODE}) ${F.analyzeMs.describe()}, tables analysed ${F.analyzedTables.describe(0, '')}, vacuumed ${F.vacuumedTables.describe(0, '')} per pass`] : []),
         `  garbage collector, each second: longest pause ${F.gcPauseMs.describe(since)}; pauses in all ${F.gcTotalMs.describe(since)}; longest major pause ${F.gcMajorMs.describe(since)}`,
         `  feed rebuilds (the service's /metrics): ${describeRebuilds(last.rebuilds, c.rebuilds)}`,
         `  CPU: server ${fmt((100 * (c.serverS - last.serverS)) / seconds)} %, PostgreSQL backends ${fmt((100 * (c.postgresS - last.postgresS)) / seconds)} %, load generator ${fmt((100 * (c.benchS - last.benchS)) / seconds)} %; server RSS ${fmt(child?.pid ? rssMb(child.pid) : NaN)} MB; load average ${loadavg()[0]!.toFixed(1)}`,
