@@ -116,12 +116,26 @@ export function selectSummaries(db: Queryable, groupId: string, serviceDate: str
   );
 }
 
-/** The stored stops of the trips of a date (these trips when given), by trip and sequence. */
+const STOP_COLUMNS = `trip_id, stop_sequence, stop_id, stop_name, scheduled_arrival_at, scheduled_departure_at, actual_at, source, actual_arrival_at, actual_departure_at,
+  delay_seconds, vehicle_id, doors_in, doors_out`;
+
+/**
+ * The stored stops of the trips of a date (these trips when given), by trip and sequence.
+ *
+ * Two statements, not one filtered by `($3 IS NULL OR trip_id = ANY($3))`: a prepared statement
+ * is planned for any parameters after its fifth run (PostgreSQL's generic plan), and such a
+ * filter then cannot use the key. The feeds read the stops of the trips recomputed since their
+ * last read (OpenTripStops) at each rebuild, so their sixth read on was a scan of the date's every
+ * stop, each tested against the whole array: on a city's morning (306,663 stops, 1,500 trips
+ * asked) 2.2 s of the server's CPU a read, on three processes, instead of 36 ms by the key
+ * (EXPLAIN ANALYZE, 2026-12-02; bench/RESULTS.md).
+ */
 export function selectStops(db: Queryable, groupId: string, serviceDate: string, tripIds: string[] | null): Promise<StopRow[]> {
+  if (tripIds === null) {
+    return db.query<StopRow>(`SELECT ${STOP_COLUMNS} FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 ORDER BY trip_id, stop_sequence`, [groupId, serviceDate]);
+  }
   return db.query<StopRow>(
-    `SELECT trip_id, stop_sequence, stop_id, stop_name, scheduled_arrival_at, scheduled_departure_at, actual_at, source, actual_arrival_at, actual_departure_at,
-            delay_seconds, vehicle_id, doors_in, doors_out
-     FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[])) ORDER BY trip_id, stop_sequence`,
+    `SELECT ${STOP_COLUMNS} FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND trip_id = ANY($3::text[]) ORDER BY trip_id, stop_sequence`,
     [groupId, serviceDate, tripIds],
   );
 }
