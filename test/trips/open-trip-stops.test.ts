@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenTripStops, trackingOf } from '../../src/domains/trips/tracking.js';
 import { selectStops, selectSummaries } from '../../src/domains/trips/queries/tracking.js';
 import type { Queryable } from '../../src/platform/db/index.js';
+import { sqlLiteral } from '../../src/platform/db/types.js';
 import { newGroup, setup, type TestApp } from '../helpers/app.js';
 import { item, newDevice, newDriver, newVehicle, send } from '../helpers/actual.js';
 import { importZip, minimalZip } from '../helpers/gtfs.js';
@@ -84,13 +85,6 @@ describe('the open trips read each refresh', () => {
   });
 });
 
-/** A parameter as an SQL literal (EXECUTE takes its arguments so): a string, or an array of strings. */
-const literal = (v: unknown): string => {
-  const text = (x: string) => `'${x.replace(/'/g, "''")}'`;
-  if (Array.isArray(v)) return `ARRAY[${v.map((x) => text(String(x))).join(', ')}]::text[]`;
-  return text(String(v));
-};
-
 describe('the stops of named trips', () => {
   it("are read by the key whatever plan PostgreSQL keeps for the statement: its generic plan's index condition names the trips (a filter over the date's every stop cost a city's feeds 2.2 s a rebuild)", async () => {
     // The statement selectStops sends for named trips, as it sends it.
@@ -116,9 +110,10 @@ describe('the stops of named trips', () => {
       await tx.query('ANALYZE trip_tracking_stops');
       await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
       await tx.query('SET LOCAL enable_seqscan = off');
+      // EXECUTE takes its arguments as literals.
       await tx.query(`PREPARE stops_by_key AS ${text}`);
       try {
-        plan = JSON.stringify(await tx.query(`EXPLAIN (FORMAT JSON) EXECUTE stops_by_key(${params.map(literal).join(', ')})`));
+        plan = JSON.stringify(await tx.query(`EXPLAIN (FORMAT JSON) EXECUTE stops_by_key(${params.map(sqlLiteral).join(', ')})`));
       } finally {
         await tx.query('DEALLOCATE stops_by_key');
       }
