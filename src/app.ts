@@ -33,6 +33,7 @@ import { LiveOutbox } from './domains/device/live.js';
 import { FeedCache } from './domains/feeds/cache.js';
 import { LiveHub } from './domains/live/hub.js';
 import { TrackingRefresh } from './domains/trips/tracking.js';
+import { TrackingThread, trackingOffThread } from './domains/trips/tracking-thread.js';
 import { Partitions } from './platform/db/partitions.js';
 import { Lifecycle } from './platform/lifecycle.js';
 import { authHook } from './domains/auth/hook.js';
@@ -234,8 +235,9 @@ export function appContext(base: Omit<AppContext, 'services'>): AppContext {
     onError: (err) => log.warn({ err }, 'partition maintenance failed; it runs again next round'),
     onRound: (r) => (r.created.length + r.dropped.length > 0 ? log.info({ created: r.created, dropped: r.dropped }, 'report partitions') : undefined),
   }));
-  // Trip tracking recomputed after each device batch, and the worker catching up what was left dirty.
-  ctx.services.tracking = lifecycle.add('tracking refresh and worker', new TrackingRefresh(ctx));
+  // Trip tracking recomputed after each device batch, and the worker catching up what was left dirty
+  // (on a thread of its own on PostgreSQL: TRACKING_WORKER).
+  ctx.services.tracking = lifecycle.add('tracking refresh and worker', trackingOffThread(config, db) ? new TrackingThread(ctx) : new TrackingRefresh(ctx));
   // The duties derived from sign events, asked by device ingest in its transaction (nothing runs).
   ctx.services.duties = dutyDerivation;
   // Device reports published on the live channel (NOTIFY), a window at a time.

@@ -21,6 +21,8 @@ export interface Config {
   /** Embedded PGlite directory (or `memory://`) when databaseUrl is unset. */
   dataDir: string;
   databasePoolSize: number;
+  /** Where trip tracking is recomputed: a worker thread of its own (on), the service's thread (off), or auto (the thread on PostgreSQL). */
+  trackingWorker: (typeof FEEDS_WORKERS)[number];
   logLevel: LogLevel;
   logFormat: LogFormat;
   superuserEmail: string | undefined;
@@ -233,6 +235,7 @@ export const ENVIRONMENT = Type.Object({
   FEEDS_REFRESH_SECONDS: env.int({ default: 5, min: 1, max: 300, description: "a group's snapshot for GTFS-Realtime and SIRI older than this is rebuilt in the background, answers meanwhile coming from it (stale-while-revalidate)" }),
   FEEDS_STALE_VEHICLE_SECONDS: env.int({ default: 300, min: 10, max: 86_400, description: 'a vehicle whose latest position is older than this leaves GTFS-Realtime and SIRI' }),
   FEEDS_WORKER: env.oneOf(FEEDS_WORKERS, { default: 'auto', description: "where the feeds' snapshots are read and GTFS-Realtime and SIRI built: `on`, a worker thread of their own with its own database connections (PostgreSQL only), so requests and device reports are not held while a city's network is read and written; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database (which lives in the service's thread) ([feeds.md](feeds.md))" }),
+  TRACKING_WORKER: env.oneOf(FEEDS_WORKERS, { default: 'auto', description: "where trip tracking is recomputed after device reports (and before the reads that cover a trip still marked): `on`, a worker thread of its own with its own database connections (PostgreSQL only), so the service's thread answers requests and ingests reports meanwhile and the reports held between two rounds are kept on another heap; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database ([tracking.md](tracking.md))" }),
   FEEDS_ET_REFRESH_SECONDS: env.int({ default: 0, min: 0, max: 3600, description: "SIRI EstimatedTimetable is rebuilt with a snapshot only once the one served is this many seconds old, and served meanwhile (its ResponseTimestamp and Age tell how old); `0`: with every snapshot. A city's timetable is a third of a rebuild's CPU: a larger value keeps trip-updates, positions and device answers faster on a full machine ([feeds.md](feeds.md))" }),
   FEEDS_ET_HORIZON_MINUTES: env.int({ default: 60, min: 0, max: 1440, description: "SIRI EstimatedTimetable (and StopMonitoring's expected times) also carry the journeys whose vehicle is not known yet, scheduled to run within this many minutes (`Monitored` false, predicted from their scheduled departure); `0`: none ([feeds.md](feeds.md))" }),
   LIVE_ALLOWED_ORIGINS: env.str({ format: 'origin-list', description: "other browser origins allowed to open the live stream, comma-separated (`https://ops.example.org,http://localhost:5173`), or `*`; requests without an Origin header, pages of the service itself (Origin host = request host) and `PUBLIC_URL`'s origin are always accepted; others get 403 `OriginNotAllowed` before the upgrade" }),
@@ -273,6 +276,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    trackingWorker: e.TRACKING_WORKER,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     superuserEmail: e.TRANSIT_OPS_SUPERUSER_EMAIL,
@@ -351,6 +355,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (config.timeouts.uploadMs < config.timeouts.requestMs) problems.push('UPLOAD_TIMEOUT_SECONDS must be at least REQUEST_TIMEOUT_SECONDS');
   if (config.corsAllowedOrigins.includes('*')) problems.push('CORS_ALLOWED_ORIGINS cannot be *: cross-origin calls carry credentials, so name each origin');
   if (config.feeds.worker === 'on' && !config.databaseUrl) problems.push("FEEDS_WORKER=on needs DATABASE_URL: the embedded database lives in the service's thread, where the feeds are then built (auto or off)");
+  if (config.trackingWorker === 'on' && !config.databaseUrl) problems.push("TRACKING_WORKER=on needs DATABASE_URL: the embedded database lives in the service's thread, where tracking is then recomputed (auto or off)");
   if (config.smsTransport === 'webhook' && !config.smsWebhookUrl) problems.push('SMS_TRANSPORT=webhook needs SMS_WEBHOOK_URL');
   if ((config.superuserEmail === undefined) !== (config.superuserPassword === undefined)) {
     problems.push('TRANSIT_OPS_SUPERUSER_EMAIL and TRANSIT_OPS_SUPERUSER_PASSWORD must be set together');

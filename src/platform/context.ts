@@ -9,7 +9,7 @@ import type { LiveOutbox } from '../domains/device/live.js';
 import type { DutyDerivation } from '../domains/duties/service.js';
 import type { FeedCache } from '../domains/feeds/cache.js';
 import type { LiveHub } from '../domains/live/hub.js';
-import type { TrackingRefresh } from '../domains/trips/tracking.js';
+import type { Tracking } from '../domains/trips/tracking.js';
 
 /** What every service receives: no HTTP in here, so the CLI and the simulator reuse services. */
 export interface AppContext {
@@ -24,7 +24,7 @@ export interface AppContext {
 /** The background work of an app, one object each (see appContext in app.ts for what each does). */
 export interface Services {
   partitions: Partitions;
-  tracking: TrackingRefresh;
+  tracking: Tracking;
   /** The duties derived from a device's sign events, in ingest's transaction (no background work). */
   duties: DutyDerivation;
   outbox: LiveOutbox;

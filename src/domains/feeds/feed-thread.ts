@@ -25,12 +25,9 @@
  *   its database, with the schedule and tracking it keeps for the feeds; answers the rows recorded.
  * - close: closes its database and ends.
  */
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import type { Config } from '../../config.js';
 import type { Db } from '../../platform/db/index.js';
+import { ThreadClient } from '../../platform/thread.js';
 import type { OutputSpec, StopMonitoringAsk } from './outputs.js';
 import type { NetworkHead } from './network.js';
 import type { SampleAsk } from '../predictions/samples.js';
@@ -84,110 +81,24 @@ const CLOSE_WITHIN_MS = 10_000;
 /** The pool of the worker's own connections: a rebuild runs a handful of queries, one after the other. */
 const WORKER_POOL_SIZE = 4;
 
-/** The worker's module, and how to start it: compiled (dist), or TypeScript (tests, tsx) with tsx's loader registered first. */
-function workerOf(setup: WorkerSetup): Worker {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.js')) return new Worker(new URL('./worker.js', import.meta.url), { workerData: setup });
-  const entry = new URL('./worker.ts', import.meta.url).href;
-  // A worker does not inherit the TypeScript loader of the thread that starts it: tsx's API registers it there.
-  const tsx = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData: setup });
-}
-
 /** Whether the feeds are built on their own thread (FEEDS_WORKER; auto: on PostgreSQL). */
 export function feedsOffThread(config: Pick<Config, 'feeds'>, db: Db): boolean {
   return config.feeds.worker === 'on' || (config.feeds.worker === 'auto' && db.reopen !== undefined);
 }
 
-/** The service thread's side of the feeds' worker: started on first use, started again after it failed. */
-export class FeedThread {
-  private worker: Worker | undefined;
-  private readonly waiting = new Map<number, { resolve: (a: Answer & { ok: true }) => void; reject: (e: Error) => void }>();
-  private lastId = 0;
-  private closing = false;
-
+/** The service thread's side of the feeds' worker (platform/thread.ts): started on first use, started again after it failed. */
+export class FeedThread extends ThreadClient<Exclude<Ask, { op: 'close' }>, Answer & { ok: true }> {
   /**
    * `closeWithinMs`: how long close waits for the worker to close its database and end (its asks
    * under way first) before it stops the thread.
    */
-  constructor(private readonly setup: WorkerSetup, private readonly onError: (err: unknown) => void, private readonly closeWithinMs = CLOSE_WITHIN_MS) {}
-
   static of(config: Config, db: Db, onError: (err: unknown) => void, closeWithinMs = CLOSE_WITHIN_MS): FeedThread {
     if (!db.reopen) throw new Error('FEEDS_WORKER=on needs PostgreSQL (DATABASE_URL): the embedded database lives in the service thread');
-    return new FeedThread({
+    const setup: WorkerSetup = {
       ...db.reopen, poolSize: Math.min(WORKER_POOL_SIZE, config.databasePoolSize), feeds: config.feeds,
       predictions: { minSamples: config.predictions.minSamples, minLayoverSeconds: config.predictions.minLayoverSeconds },
-    }, onError, closeWithinMs);
-  }
-
-  private started(): Worker {
-    if (this.worker) return this.worker;
-    const w = workerOf(this.setup);
-    // The service closes it (close); an unref'd worker never keeps a process alive on its own.
-    w.unref();
-    const fail = (err: Error) => {
-      if (this.worker !== w) return;
-      this.worker = undefined;
-      for (const p of this.waiting.values()) p.reject(err);
-      this.waiting.clear();
     };
-    w.on('message', ([id, answer]: [number, Answer]) => {
-      const p = this.waiting.get(id);
-      this.waiting.delete(id);
-      if (!p) return;
-      if (answer.ok) p.resolve(answer);
-      else p.reject(new Error(answer.message));
-    });
-    w.on('error', (err) => {
-      this.onError(err);
-      fail(err);
-    });
-    w.on('exit', (code) => {
-      const err = new Error(`the feeds' worker thread ended (exit code ${code})`);
-      // Ended other than by close (its 'error' was reported already, or it was stopped from outside).
-      if (this.worker === w && !this.closing) this.onError(err);
-      fail(err);
-    });
-    this.worker = w;
-    return w;
-  }
-
-  /**
-   * Asks the worker; answers what it answered (an error it met rejects). Refused once closed: an
-   * ask after close (a sampler's round finishing late, a request of a closing app) would start a
-   * worker nothing closes, with connections of its own.
-   */
-  ask(ask: Exclude<Ask, { op: 'close' }>): Promise<Answer & { ok: true }> {
-    if (this.closing) return Promise.reject(new Error(`the feeds' worker thread is closed (asked ${ask.op})`));
-    const w = this.started();
-    const id = ++this.lastId;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      w.postMessage([id, ask]);
-    });
-  }
-
-  /**
-   * Ends the worker (after the asks under way: the cache waits for its rebuilds first). A worker
-   * that has not ended within closeWithinMs is stopped (logged through onError): its database's
-   * close waits for the queries under way, and one waiting for a lock held elsewhere would hold
-   * the service's shutdown with it.
-   */
-  async close(): Promise<void> {
-    this.closing = true;
-    const w = this.worker;
-    if (!w) return;
-    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
-    w.postMessage([0, { op: 'close' } satisfies Ask]);
-    const late = setTimeout(() => {
-      this.onError(new Error(`the feeds' worker thread did not close within ${this.closeWithinMs} ms (a query under way): stopped`));
-      void w.terminate();
-    }, this.closeWithinMs);
-    try {
-      await exited;
-    } finally {
-      clearTimeout(late);
-    }
+    return new FeedThread({ title: "the feeds' worker thread", besideUrl: import.meta.url, module: 'worker', setup, onError, closeWithinMs });
   }
 }
 

@@ -127,11 +127,34 @@ export interface TripRef {
  * are ordered by the row lock of the upsert.
  */
 
+/** Which dirty trips a refresh recomputes: of a group, dates (or a range of them) and trips when given; at most `limit`, the oldest marks first. */
+export interface RefreshFilter {
+  groupId?: string;
+  dates?: readonly string[];
+  from?: string;
+  to?: string;
+  tripIds?: readonly string[];
+  limit?: number;
+}
+
+/**
+ * Where the recomputations asked of a database handle run when not on it (kept by the handle,
+ * Db.kept): the tracking's thread (tracking-thread.ts), so that one place recomputes each trip
+ * (two handles' rounds of the same trip could write an older reading over a newer one).
+ */
+export class RecomputeElsewhere {
+  to: ((o: RefreshFilter) => Promise<number>) | undefined;
+}
+
 /**
  * Recomputes the dirty trips (of a group, dates and trips when given) and clears their marks,
- * unless a newer report marked them again meanwhile. Returns how many trips were recomputed.
+ * unless a newer report marked them again meanwhile. Returns how many trips were recomputed. On a
+ * handle whose recomputations run on the tracking's thread (RecomputeElsewhere), they are asked of
+ * it, and awaited.
  */
-export async function refreshDirty(db: Db, o: { groupId?: string; dates?: readonly string[]; from?: string; to?: string; tripIds?: readonly string[]; limit?: number } = {}): Promise<number> {
+export async function refreshDirty(db: Db, o: RefreshFilter = {}): Promise<number> {
+  const elsewhere = db.kept.of(RecomputeElsewhere).to;
+  if (elsewhere) return elsewhere(o);
   const rows = await selectDirty(db, {
     groupId: o.groupId ?? null, dates: o.dates ? [...o.dates] : null, from: o.from ?? null, to: o.to ?? null, tripIds: o.tripIds ? [...o.tripIds] : null, limit: o.limit ?? 100_000,
   });
@@ -140,6 +163,17 @@ export async function refreshDirty(db: Db, o: { groupId?: string; dates?: readon
     await recomputeBatch(db, chunk, chunk);
   }
   return rows.length;
+}
+
+/**
+ * The tracking's service of an app (ctx.services.tracking): on the service's thread
+ * (TrackingRefresh) or on a thread of its own (tracking-thread.ts).
+ */
+export interface Tracking extends Service {
+  /** The statement that marks trips for recomputation, run by device ingest with the reports it stores (queries/tracking.ts). */
+  readonly markTrips: typeof markTrips;
+  /** Recomputes these trips soon, without holding up the caller. */
+  refreshSoon(groupId: string, trips: readonly TripRef[]): void;
 }
 
 /**
@@ -168,7 +202,7 @@ export const REFRESH_CHUNK = 500;
  * worker, which every `intervalMs` recomputes the trips still marked dirty (a refresh after commit
  * that failed, or was cut by a restart). close() stops the worker and waits for both.
  */
-export class TrackingRefresh implements Service {
+export class TrackingRefresh implements Service, Tracking {
   private readonly pending = new Map<string, Map<string, TripRef>>();
   private draining: Promise<void> | undefined;
   private worker: Promise<unknown> = Promise.resolve();
@@ -183,7 +217,7 @@ export class TrackingRefresh implements Service {
    */
   readonly markTrips = markTrips;
 
-  constructor(private readonly ctx: Pick<AppContext, 'db' | 'log'>, private readonly intervalMs = 5000) {}
+  constructor(private readonly ctx: { db: Db; log: Pick<AppContext['log'], 'warn'> }, private readonly intervalMs = 5000) {}
 
   /**
    * Recomputes soon after an ingest commit, without holding up the device's answer; a failure is
@@ -214,15 +248,18 @@ export class TrackingRefresh implements Service {
 
   async start(): Promise<void> {
     if (this.timer) return;
-    this.timer = setInterval(() => {
-      // While the refresh after ingest runs, it is the one draining (at its bounded pace).
-      if (this.busy || this.draining) return;
-      this.busy = true;
-      this.worker = refreshDirty(this.ctx.db, { limit: 500 })
-        .catch((err: unknown) => this.ctx.log.warn({ err }, 'trip tracking worker failed'))
-        .finally(() => (this.busy = false));
-    }, this.intervalMs);
+    this.timer = setInterval(() => this.sweep(), this.intervalMs);
     this.timer.unref();
+  }
+
+  /** One pass of the worker: the trips still marked dirty, oldest first, 500 at most (none while a pass or the refresh after ingest runs). */
+  sweep(): void {
+    // While the refresh after ingest runs, it is the one draining (at its bounded pace).
+    if (this.busy || this.draining) return;
+    this.busy = true;
+    this.worker = refreshDirty(this.ctx.db, { limit: 500 })
+      .catch((err: unknown) => this.ctx.log.warn({ err }, 'trip tracking worker failed'))
+      .finally(() => (this.busy = false));
   }
 
   async close(): Promise<void> {

@@ -90,6 +90,12 @@ export function selectDirty(db: Queryable, o: { groupId: string | null; dates: s
   );
 }
 
+/** Whether any trip is marked dirty (of any group). */
+export async function anyMarked(db: Queryable): Promise<boolean> {
+  const [row] = await db.query<{ marked: boolean }>('SELECT EXISTS (SELECT 1 FROM trip_tracking_dirty) AS marked');
+  return row?.marked === true;
+}
+
 /** The marks these trips have now (any groups and dates), as selectDirty; a trip without one is clean. */
 export function selectMarksOf(db: Queryable, keys: readonly { group_id: string; service_date: string; trip_id: string }[]): Promise<Mark[]> {
   return db.query<Mark>(
