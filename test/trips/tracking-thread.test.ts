@@ -9,11 +9,12 @@
  * minute (111.2 m/min), a position every 15 s from S1 at 07:00:30Z: on S2 (0.010°) at 07:10:30, the
  * 41st fix; the trips are driven to the 51st.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, testConfig } from '../../src/config.js';
 import { insertReports, type ReportItems } from '../../src/domains/device/queries/reports.js';
 import { markTrips } from '../../src/domains/trips/queries/tracking.js';
-import { TrackingThread, trackingOffThread } from '../../src/domains/trips/tracking-thread.js';
+import { TRACKING_THREAD_NICE, TrackingThread, trackingOffThread } from '../../src/domains/trips/tracking-thread.js';
 import { refreshDirty } from '../../src/domains/trips/tracking.js';
 import { engine } from '../helpers/db.js';
 import { item, newDevice, send } from '../helpers/actual.js';
@@ -106,6 +107,17 @@ describe.runIf(engine === 'postgres')('trip tracking recomputed on its own threa
       else expect(written).toBeGreaterThan(0);
     },
   );
+
+  it(`runs at nice ${TRACKING_THREAD_NICE} (Linux), the service's other threads at the process's: on a full machine the device answers and the feeds go first`, async () => {
+    /** This process's threads, by id, with their nice values (field 19 of /proc/self/task/<tid>/stat, after the parenthesised name). */
+    const nices = () => readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+    const f = fixtures.get('on')!;
+    // Started by the batches of the test before (a thread of its own, used).
+    expect(await refreshDirty(f.t.db, { groupId: f.g })).toBe(0);
+    const all = nices();
+    expect(all.filter((n) => n === TRACKING_THREAD_NICE).length).toBeGreaterThanOrEqual(1);
+    expect(Math.min(...all)).toBe(0);
+  });
 
   it('a read recomputes the trips it covers first, on the thread: reports stored without the refresh after ingest are in the trip object it answers (S2 at 07:10:30 ±30 s)', async () => {
     const f = fixtures.get('on')!;

@@ -27,6 +27,8 @@ export interface TrackingSetup {
   connectionString: string;
   schema: string | undefined;
   poolSize: number;
+  /** The thread's nice value (TRACKING_THREAD_NICE). */
+  nice: number;
 }
 
 export type TrackingAsk =
@@ -44,6 +46,16 @@ export interface TrackingAnswer {
  * it, and the reads of a round's reports (four statements) together.
  */
 const THREAD_POOL_SIZE = 4;
+/**
+ * The thread's scheduling priority (Linux nice value; the service's other threads keep 0). On a
+ * full machine its rounds wait for the device answers and the feeds' rebuilds: the trips stay
+ * marked meanwhile, and a read that covers one still has it recomputed first. Measured on the city
+ * (bench/RESULTS.md, 2026-12-02 08:00–10:00): against the same thread at 0, the batches' p99 235
+ * against 309–359 ms, trip-updates 11.3 s behind at p50 against 18.3–23.8 s, tracking lag p99
+ * 1.9 s against 1.4–1.7 s.
+ */
+export const TRACKING_THREAD_NICE = 10;
+
 /** How long close waits for the thread to finish its round and close its database before it stops it. */
 const CLOSE_WITHIN_MS = 10_000;
 
@@ -67,11 +79,11 @@ export class TrackingThread implements Tracking {
   constructor(private readonly ctx: Pick<AppContext, 'config' | 'db' | 'log'>, private readonly intervalMs = 5000) {
     const { db, log, config } = ctx;
     if (!db.reopen) throw new Error('TRACKING_WORKER=on needs PostgreSQL (DATABASE_URL): the embedded database lives in the service thread');
-    const setup: TrackingSetup = { ...db.reopen, poolSize: Math.min(THREAD_POOL_SIZE, config.databasePoolSize) };
+    const setup: TrackingSetup = { ...db.reopen, poolSize: Math.min(THREAD_POOL_SIZE, config.databasePoolSize), nice: TRACKING_THREAD_NICE };
     this.thread = new ThreadClient({
       title: "the tracking's thread", besideUrl: import.meta.url, module: 'tracking-worker', setup, closeWithinMs: CLOSE_WITHIN_MS,
       onError: (err) => log.error({ err }, "the tracking's thread failed; it is started again at the next ask (the trips stay marked)"),
-      onReport: (message) => log.warn({ message }, 'trip tracking refresh failed on its thread; the worker retries'),
+      onReport: (message) => log.warn({ thread: 'tracking' }, message),
     });
     this.elsewhere = async (o) => {
       this.used = true;
