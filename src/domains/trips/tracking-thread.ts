@@ -50,9 +50,9 @@ const THREAD_POOL_SIZE = 4;
  * The thread's scheduling priority (Linux nice value; the service's other threads keep 0). On a
  * full machine its rounds wait for the device answers and the feeds' rebuilds: the trips stay
  * marked meanwhile, and a read that covers one still has it recomputed first. Measured on the city
- * (bench/RESULTS.md, 2026-12-02 08:00–10:00): against the same thread at 0, the batches' p99 235
- * against 309–359 ms, trip-updates 11.3 s behind at p50 against 18.3–23.8 s, tracking lag p99
- * 1.9 s against 1.4–1.7 s.
+ * (bench/RESULTS.md, 2026-12-02 08:00–10:00): against the same thread at 0, the batches' p99
+ * 235–254 against 309–359 ms, trip-updates 11.3–16.0 s behind at p50 against 18.3–23.8 s,
+ * tracking lag p99 1.4–1.9 s against 1.4–1.7 s.
  */
 export const TRACKING_THREAD_NICE = 10;
 
