@@ -22,7 +22,7 @@ export interface Config {
   dataDir: string;
   databasePoolSize: number;
   /** Where trip tracking is recomputed: a worker thread of its own (on), the service's thread (off), or auto (the thread on PostgreSQL). */
-  trackingWorker: (typeof FEEDS_WORKERS)[number];
+  trackingWorker: WorkerMode;
   logLevel: LogLevel;
   logFormat: LogFormat;
   superuserEmail: string | undefined;
@@ -130,7 +130,7 @@ export interface FeedsConfig {
   /** SIRI EstimatedTimetable is rebuilt with a snapshot only once the one served is this many seconds old (0: with every snapshot). */
   etRefreshSeconds: number;
   /** Where snapshots are read and outputs built: the feeds' worker thread (on), the service's thread (off), or auto (the worker on PostgreSQL). */
-  worker: (typeof FEEDS_WORKERS)[number];
+  worker: WorkerMode;
 }
 
 export interface PredictionsConfig {
@@ -193,7 +193,9 @@ export interface GtfsLimits {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
-const FEEDS_WORKERS = ['auto', 'on', 'off'] as const;
+/** Where work that may have a thread of its own runs (FEEDS_WORKER, TRACKING_WORKER): platform/thread.ts onItsOwnThread. */
+const WORKER_MODES = ['auto', 'on', 'off'] as const;
+export type WorkerMode = (typeof WORKER_MODES)[number];
 const SMS_TRANSPORTS = ['log', 'webhook'] as const;
 
 /**
@@ -234,8 +236,8 @@ export const ENVIRONMENT = Type.Object({
   GTFS_MAX_LISTED_PROBLEMS: env.int({ default: 100, min: 1, max: 10_000, description: "errors and warnings listed in a GTFS import's answer (the totals are always given)" }),
   FEEDS_REFRESH_SECONDS: env.int({ default: 5, min: 1, max: 300, description: "a group's snapshot for GTFS-Realtime and SIRI older than this is rebuilt in the background, answers meanwhile coming from it (stale-while-revalidate)" }),
   FEEDS_STALE_VEHICLE_SECONDS: env.int({ default: 300, min: 10, max: 86_400, description: 'a vehicle whose latest position is older than this leaves GTFS-Realtime and SIRI' }),
-  FEEDS_WORKER: env.oneOf(FEEDS_WORKERS, { default: 'auto', description: "where the feeds' snapshots are read and GTFS-Realtime and SIRI built: `on`, a worker thread of their own with its own database connections (PostgreSQL only), so requests and device reports are not held while a city's network is read and written; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database (which lives in the service's thread) ([feeds.md](feeds.md))" }),
-  TRACKING_WORKER: env.oneOf(FEEDS_WORKERS, { default: 'auto', description: "where trip tracking is recomputed after device reports (and before the reads that cover a trip still marked): `on`, a worker thread of its own with its own database connections (PostgreSQL only), so the service's thread answers requests and ingests reports meanwhile and the reports held between two rounds are kept on another heap; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database ([tracking.md](tracking.md))" }),
+  FEEDS_WORKER: env.oneOf(WORKER_MODES, { default: 'auto', description: "where the feeds' snapshots are read and GTFS-Realtime and SIRI built: `on`, a worker thread of their own with its own database connections (PostgreSQL only), so requests and device reports are not held while a city's network is read and written; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database (which lives in the service's thread) ([feeds.md](feeds.md))" }),
+  TRACKING_WORKER: env.oneOf(WORKER_MODES, { default: 'auto', description: "where trip tracking is recomputed after device reports (and before the reads that cover a trip still marked): `on`, a worker thread of its own with its own database connections (PostgreSQL only), so the service's thread answers requests and ingests reports meanwhile and the reports held between two rounds are kept on another heap; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database ([tracking.md](tracking.md))" }),
   FEEDS_ET_REFRESH_SECONDS: env.int({ default: 0, min: 0, max: 3600, description: "SIRI EstimatedTimetable is rebuilt with a snapshot only once the one served is this many seconds old, and served meanwhile (its ResponseTimestamp and Age tell how old); `0`: with every snapshot. A city's timetable is a third of a rebuild's CPU: a larger value keeps trip-updates, positions and device answers faster on a full machine ([feeds.md](feeds.md))" }),
   FEEDS_ET_HORIZON_MINUTES: env.int({ default: 60, min: 0, max: 1440, description: "SIRI EstimatedTimetable (and StopMonitoring's expected times) also carry the journeys whose vehicle is not known yet, scheduled to run within this many minutes (`Monitored` false, predicted from their scheduled departure); `0`: none ([feeds.md](feeds.md))" }),
   LIVE_ALLOWED_ORIGINS: env.str({ format: 'origin-list', description: "other browser origins allowed to open the live stream, comma-separated (`https://ops.example.org,http://localhost:5173`), or `*`; requests without an Origin header, pages of the service itself (Origin host = request host) and `PUBLIC_URL`'s origin are always accepted; others get 403 `OriginNotAllowed` before the upgrade" }),

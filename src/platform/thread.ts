@@ -8,6 +8,16 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { WorkerMode } from '../config.js';
+import type { Db } from './db/index.js';
+
+/**
+ * Whether work runs on a thread of its own (FEEDS_WORKER, TRACKING_WORKER): `on`, or `auto` on a
+ * database another thread can open (PostgreSQL; the embedded one lives in the service's thread).
+ */
+export function onItsOwnThread(mode: WorkerMode, db: Db): boolean {
+  return mode === 'on' || (mode === 'auto' && db.reopen !== undefined);
+}
 
 /** What a thread answers: its own fields when it did what it was asked, its error's message when not. */
 export type ThreadAnswer<T> = ({ ok: true } & T) | { ok: false; message: string };

@@ -27,7 +27,7 @@
  */
 import type { Config } from '../../config.js';
 import type { Db } from '../../platform/db/index.js';
-import { ThreadClient } from '../../platform/thread.js';
+import { onItsOwnThread, ThreadClient } from '../../platform/thread.js';
 import type { OutputSpec, StopMonitoringAsk } from './outputs.js';
 import type { NetworkHead } from './network.js';
 import type { SampleAsk } from '../predictions/samples.js';
@@ -83,7 +83,7 @@ const WORKER_POOL_SIZE = 4;
 
 /** Whether the feeds are built on their own thread (FEEDS_WORKER; auto: on PostgreSQL). */
 export function feedsOffThread(config: Pick<Config, 'feeds'>, db: Db): boolean {
-  return config.feeds.worker === 'on' || (config.feeds.worker === 'auto' && db.reopen !== undefined);
+  return onItsOwnThread(config.feeds.worker, db);
 }
 
 /** The service thread's side of the feeds' worker (platform/thread.ts): started on first use, started again after it failed. */

@@ -18,7 +18,7 @@
 import type { Config } from '../../config.js';
 import type { AppContext } from '../../platform/context.js';
 import type { Db } from '../../platform/db/index.js';
-import { ThreadClient } from '../../platform/thread.js';
+import { onItsOwnThread, ThreadClient } from '../../platform/thread.js';
 import { anyMarked, markTrips } from './queries/tracking.js';
 import { RecomputeElsewhere, type RefreshFilter, type Tracking, type TripRef } from './tracking.js';
 
@@ -61,7 +61,7 @@ const CLOSE_WITHIN_MS = 10_000;
 
 /** Whether tracking is recomputed on its own thread (TRACKING_WORKER; auto: on PostgreSQL). */
 export function trackingOffThread(config: Pick<Config, 'trackingWorker'>, db: Db): boolean {
-  return config.trackingWorker === 'on' || (config.trackingWorker === 'auto' && db.reopen !== undefined);
+  return onItsOwnThread(config.trackingWorker, db);
 }
 
 /**

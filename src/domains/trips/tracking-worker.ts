@@ -27,8 +27,8 @@ async function serve(port: MessagePort, setup: TrackingSetup) {
   await db.changes.start();
   const messageOf = (err: unknown) => (err instanceof Error ? err.stack ?? err.message : String(err));
   // A failed round or pass is told to the service's thread, which logs it (the trips stay marked).
-  const warn = (o: { err?: unknown }, what: string) => port.postMessage([-1, { ok: false, message: `${what}: ${messageOf(o.err)}` } satisfies ThreadAnswer<TrackingAnswer>]);
-  const refresh = new TrackingRefresh({ db, log: { warn } as never });
+  const warn = (o: { err: unknown }, what: string) => port.postMessage([-1, { ok: false, message: `${what}: ${messageOf(o.err)}` } satisfies ThreadAnswer<TrackingAnswer>]);
+  const refresh = new TrackingRefresh({ db, log: { warn } });
 
   let closing = false;
   port.on('message', ([id, ask]: [number, TrackingAsk | { op: 'close' }]) => {

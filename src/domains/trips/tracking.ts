@@ -27,7 +27,6 @@
  * - Statuses (derived at read time from the stored facts, the clock and the trip-update overlay):
  *   see TRIP_STATUSES and STOP_STATUSES.
  */
-import type { AppContext } from '../../platform/context.js';
 import type { Service } from '../../platform/lifecycle.js';
 import { slices } from '../../platform/slices.js';
 import type { Db, Queryable, Tx } from '../../platform/db/index.js';
@@ -217,7 +216,7 @@ export class TrackingRefresh implements Service, Tracking {
    */
   readonly markTrips = markTrips;
 
-  constructor(private readonly ctx: { db: Db; log: Pick<AppContext['log'], 'warn'> }, private readonly intervalMs = 5000) {}
+  constructor(private readonly ctx: { db: Db; log: { warn(o: { err: unknown }, message: string): void } }, private readonly intervalMs = 5000) {}
 
   /**
    * Recomputes soon after an ingest commit, without holding up the device's answer; a failure is
