@@ -27,11 +27,12 @@ export type ThreadAnswer<T> = ({ ok: true } & T) | { ok: false; message: string 
  * to start it: compiled (dist: `name`.js), or TypeScript (tests, tsx: `name`.ts) with tsx's loader
  * registered first (a worker does not inherit the loader of the thread that starts it).
  */
-function workerOf(besideUrl: string, name: string, workerData: unknown): Worker {
-  if (fileURLToPath(besideUrl).endsWith('.js')) return new Worker(new URL(`./${name}.js`, besideUrl), { workerData });
+function workerOf(besideUrl: string, name: string, workerData: unknown, youngGenerationMb: number | undefined): Worker {
+  const resourceLimits = youngGenerationMb === undefined ? {} : { resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } };
+  if (fileURLToPath(besideUrl).endsWith('.js')) return new Worker(new URL(`./${name}.js`, besideUrl), { workerData, ...resourceLimits });
   const entry = new URL(`./${name}.ts`, besideUrl).href;
   const tsx = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData });
+  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData, ...resourceLimits });
 }
 
 export interface ThreadOptions {
@@ -48,6 +49,13 @@ export interface ThreadOptions {
   closeWithinMs: number;
   /** Told what the thread reports of its own accord (`[-1, { ok: false, message }]`: work it was told to do, which failed). */
   onReport?: (message: string) => void;
+  /**
+   * The largest its heap's young generation may grow, in MB (Worker resourceLimits
+   * maxYoungGenerationSizeMb; V8's default otherwise): a thread that makes much short-lived
+   * garbage collects it less often, and promotes less of it to the old generation, whose
+   * collections are the long ones.
+   */
+  youngGenerationMb?: number;
 }
 
 /** The service thread's side of a worker thread. */
@@ -61,7 +69,7 @@ export class ThreadClient<Ask extends { op: string }, Answer extends { ok: true 
 
   private started(): Worker {
     if (this.worker) return this.worker;
-    const w = workerOf(this.o.besideUrl, this.o.module, this.o.setup);
+    const w = workerOf(this.o.besideUrl, this.o.module, this.o.setup, this.o.youngGenerationMb);
     // The service closes it (close); an unref'd worker never keeps a process alive on its own.
     w.unref();
     const fail = (err: Error) => {

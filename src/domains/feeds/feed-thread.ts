@@ -81,6 +81,14 @@ const CLOSE_WITHIN_MS = 10_000;
 /** The pool of the worker's own connections: a rebuild runs a handful of queries, one after the other. */
 const WORKER_POOL_SIZE = 4;
 
+/**
+ * The young generation of the worker's heap, in MB (V8's default: 16 MB semi-spaces, 48 MB in
+ * all on Node.js 20–22). A city's rebuild makes a gigabyte of short-lived objects (rows, trips'
+ * calls, the timetable's text); with V8's default, its collector took 23 % of the thread's time
+ * (bench/RESULTS.md, 2026-12-02 12:49).
+ */
+export const FEEDS_YOUNG_GENERATION_MB = 192;
+
 /** Whether the feeds are built on their own thread (FEEDS_WORKER; auto: on PostgreSQL). */
 export function feedsOffThread(config: Pick<Config, 'feeds'>, db: Db): boolean {
   return onItsOwnThread(config.feeds.worker, db);
@@ -98,7 +106,7 @@ export class FeedThread extends ThreadClient<Exclude<Ask, { op: 'close' }>, Answ
       ...db.reopen, poolSize: Math.min(WORKER_POOL_SIZE, config.databasePoolSize), feeds: config.feeds,
       predictions: { minSamples: config.predictions.minSamples, minLayoverSeconds: config.predictions.minLayoverSeconds },
     };
-    return new FeedThread({ title: "the feeds' worker thread", besideUrl: import.meta.url, module: 'worker', setup, onError, closeWithinMs });
+    return new FeedThread({ title: "the feeds' worker thread", besideUrl: import.meta.url, module: 'worker', setup, onError, closeWithinMs, youngGenerationMb: FEEDS_YOUNG_GENERATION_MB });
   }
 }
 
