@@ -4,7 +4,9 @@
  * closed with the service. Each ask is `[id, ask]` and each answer `[id, answer]`; `{ op: 'close' }`
  * asks the thread to close its database and end.
  */
+import { readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -19,6 +21,20 @@ export function onItsOwnThread(mode: WorkerMode, db: Db): boolean {
   return mode === 'on' || (mode === 'auto' && db.reopen !== undefined);
 }
 
+/**
+ * Lowers the calling thread's scheduling priority to `nice` (its own id: /proc/thread-self; the
+ * process's other threads keep theirs). Where that is not Linux, `warn` is told, and the thread
+ * runs at the process's priority. Called by a thread at its start.
+ */
+export function lowerThisThread(nice: number, title: string, warn: (message: string) => void): void {
+  if (nice === 0) return;
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), nice);
+  } catch (err) {
+    warn(`${title} runs at the service's priority (its own could not be lowered: ${err instanceof Error ? err.message : String(err)})`);
+  }
+}
+
 /** What a thread answers: its own fields when it did what it was asked, its error's message when not. */
 export type ThreadAnswer<T> = ({ ok: true } & T) | { ok: false; message: string };
 
@@ -27,12 +43,11 @@ export type ThreadAnswer<T> = ({ ok: true } & T) | { ok: false; message: string 
  * to start it: compiled (dist: `name`.js), or TypeScript (tests, tsx: `name`.ts) with tsx's loader
  * registered first (a worker does not inherit the loader of the thread that starts it).
  */
-function workerOf(besideUrl: string, name: string, workerData: unknown, youngGenerationMb: number | undefined): Worker {
-  const resourceLimits = youngGenerationMb === undefined ? {} : { resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb } };
-  if (fileURLToPath(besideUrl).endsWith('.js')) return new Worker(new URL(`./${name}.js`, besideUrl), { workerData, ...resourceLimits });
+function workerOf(besideUrl: string, name: string, workerData: unknown): Worker {
+  if (fileURLToPath(besideUrl).endsWith('.js')) return new Worker(new URL(`./${name}.js`, besideUrl), { workerData });
   const entry = new URL(`./${name}.ts`, besideUrl).href;
   const tsx = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData, ...resourceLimits });
+  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData });
 }
 
 export interface ThreadOptions {
@@ -49,13 +64,6 @@ export interface ThreadOptions {
   closeWithinMs: number;
   /** Told what the thread reports of its own accord (`[-1, { ok: false, message }]`: work it was told to do, which failed). */
   onReport?: (message: string) => void;
-  /**
-   * The largest its heap's young generation may grow, in MB (Worker resourceLimits
-   * maxYoungGenerationSizeMb; V8's default otherwise): a thread that makes much short-lived
-   * garbage collects it less often, and promotes less of it to the old generation, whose
-   * collections are the long ones.
-   */
-  youngGenerationMb?: number;
 }
 
 /** The service thread's side of a worker thread. */
@@ -69,7 +77,7 @@ export class ThreadClient<Ask extends { op: string }, Answer extends { ok: true 
 
   private started(): Worker {
     if (this.worker) return this.worker;
-    const w = workerOf(this.o.besideUrl, this.o.module, this.o.setup, this.o.youngGenerationMb);
+    const w = workerOf(this.o.besideUrl, this.o.module, this.o.setup);
     // The service closes it (close); an unref'd worker never keeps a process alive on its own.
     w.unref();
     const fail = (err: Error) => {
