@@ -4,9 +4,7 @@
  * closed with the service. Each ask is `[id, ask]` and each answer `[id, answer]`; `{ op: 'close' }`
  * asks the thread to close its database and end.
  */
-import { readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -19,20 +17,6 @@ import type { Db } from './db/index.js';
  */
 export function onItsOwnThread(mode: WorkerMode, db: Db): boolean {
   return mode === 'on' || (mode === 'auto' && db.reopen !== undefined);
-}
-
-/**
- * Lowers the calling thread's scheduling priority to `nice` (its own id: /proc/thread-self; the
- * process's other threads keep theirs). Where that is not Linux, `warn` is told, and the thread
- * runs at the process's priority. Called by a thread at its start.
- */
-export function lowerThisThread(nice: number, title: string, warn: (message: string) => void): void {
-  if (nice === 0) return;
-  try {
-    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), nice);
-  } catch (err) {
-    warn(`${title} runs at the service's priority (its own could not be lowered: ${err instanceof Error ? err.message : String(err)})`);
-  }
 }
 
 /** What a thread answers: its own fields when it did what it was asked, its error's message when not. */

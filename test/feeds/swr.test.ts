@@ -315,38 +315,6 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
     expect(held).toEqual(['siri/et?']);
   });
 
-  it('a rebuild does not wait for the timetable of the one before: while that timetable is held, the next snapshot is read and served (trip-updates and positions at its time), the rebuild ends, leaving the timetable to the build under way', async () => {
-    const cache = f.t.ctx.services.feeds;
-    const et = () => f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/estimated-timetable` });
-    const ended = async () => Number(/^transit_ops_feed_rebuild_seconds_count\{part="total"\} (\S+)$/m.exec((await f.t.app.inject({ url: '/metrics' })).body)?.[1] ?? 0);
-    const bus = await newBus();
-    await settled(f);
-    const before = f.clock.now();
-    expect((await et()).statusCode).toBe(200);
-    const { reached, held, release } = holdRebuilds('pauseLast');
-    f.clock.advance(5_000);
-    const first = f.clock.now();
-    await readFeed(f, 'trip-updates');
-    await answered(reached, 'the rebuild reaching the timetable');
-    const endedBefore = await ended();
-    f.clock.advance(5_000);
-    const second = f.clock.now();
-    await bus.report(second.toISOString());
-    await readFeed(f, 'alerts');
-    await answered(eventually(async () => (await readFeed(f, 'trip-updates')).message!.header.timestamp === secs(second.toISOString()), 'trip-updates of the snapshot read while the timetable is held'), 'the next snapshot');
-    expect(vehicleAt((await readFeed(f, 'vehicle-positions')).message, bus.vehicle)).toBe(secs(second.toISOString()));
-    // That rebuild ended (its times told) with the timetable held: it did not build one too.
-    await answered(eventually(async () => (await ended()) === endedBefore + 1, 'the next rebuild ended'), 'the next rebuild');
-    expect(held).toEqual(['siri/et?']);
-    const during = await et();
-    expect([vmTimestamp(during.body), during.headers.age]).toEqual([siriTime(before, 'Europe/Paris'), '10']);
-    release();
-    await settled(f);
-    // Built from the snapshot it was started with (this thread), or from the newer one the feeds' worker holds by then.
-    expect(vmTimestamp((await et()).body)).toBe(siriTime(cache.offThread ? second : first, 'Europe/Paris'));
-    expect(await ended()).toBe(endedBefore + 2);
-  });
-
   it("/metrics tells what each rebuild's parts took: a timetable build held 300 ms is in the rebuild's `last` part and its total, not in the time to serve its snapshot", async () => {
     const metric = async () => {
       const text = (await f.t.app.inject({ url: '/metrics' })).body;

@@ -6,13 +6,11 @@
  * The worker needs a database another thread can open: these run on PostgreSQL only; the choice
  * of FEEDS_WORKER is checked on both engines.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig, testConfig } from '../../src/config.js';
-import { FEEDS_LAST_NICE, FeedThread, feedsOffThread } from '../../src/domains/feeds/feed-thread.js';
-import { siriTime } from '../../src/domains/feeds/siri/build.js';
+import { FeedThread, feedsOffThread } from '../../src/domains/feeds/feed-thread.js';
 import { samplePredictions } from '../../src/domains/predictions/samples.js';
 import type { FastifyInstance } from 'fastify';
 import { engine } from '../helpers/db.js';
@@ -183,7 +181,7 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
 
   it("closes within its time limit when the worker's database cannot close (a query waits for a lock held elsewhere): the thread is stopped, the ask under way refused, the stop logged", async () => {
     const errors: unknown[] = [];
-    const thread = FeedThread.of({ ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' } }, f.t.db, { onError: (err) => errors.push(err), onReport: (m) => errors.push(m), closeWithinMs: 300 });
+    const thread = FeedThread.of({ ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' } }, f.t.db, (err) => errors.push(err), 300);
     await f.t.db.transaction(async (tx) => {
       await tx.query('LOCK TABLE trip_tracking IN ACCESS EXCLUSIVE MODE');
       const asked = thread.ask({ op: 'rebuild', groupId: f.g, now: f.clock.now().getTime(), outputs: [], kept: [] });
@@ -197,58 +195,8 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
     });
   });
 
-  it("the timetable is read and built on a thread of its own, when its build starts: stamped with the clock then, 2 s after the rebuild's snapshot, while trip-updates stay the rebuild's", async () => {
-    const cache = f.t.ctx.services.feeds;
-    const et = () => f.t.app.inject({ url: `/api/v4/groups/${f.g}/siri/estimated-timetable` });
-    const siriTimestamp = (body: string) => /<ResponseTimestamp>([^<]+)</.exec(body)![1]!;
-    await settled(f);
-    expect((await et()).statusCode).toBe(200);
-    // The next rebuild held before its timetable (the cache's seam), while the clock moves on 2 s.
-    let reached!: () => void;
-    const atTimetable = new Promise<void>((resolve) => (reached = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    cache.pauseLast = async () => {
-      reached();
-      await released;
-    };
-    try {
-      f.clock.advance(5_000);
-      const rebuiltAt = f.clock.now();
-      await readFeed(f, 'trip-updates');
-      await atTimetable;
-      f.clock.advance(2_000);
-      const builtAt = f.clock.now();
-      cache.pauseLast = undefined;
-      release();
-      await eventually(async () => !cache.rebuilding(f.g), 'the timetable built');
-      expect(siriTimestamp((await et()).body)).toBe(siriTime(builtAt, 'Europe/Paris'));
-      expect((await readFeed(f, 'trip-updates')).message!.header.timestamp).toBe(rebuiltAt.getTime() / 1000);
-    } finally {
-      cache.pauseLast = undefined;
-      release();
-    }
-  });
-
-  it(`the timetable's thread runs at nice ${FEEDS_LAST_NICE} (Linux), the feeds' thread at the process's: on a full machine the trips' feeds and the device answers go first`, async () => {
-    /** This process's threads, by id, with their nice values (field 19 of /proc/self/task/<tid>/stat, after the parenthesised name). */
-    const nices = () => new Map(readdirSync('/proc/self/task').map((tid) => [tid, Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])]));
-    const config = { ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' as const } };
-    const sample = { op: 'samples', ask: { now: f.clock.now().getTime(), groupId: f.g, maxHorizonS: 3600, chunkRows: 1000 } } as const;
-    const started = async (timetable: boolean) => {
-      const before = nices();
-      const thread = FeedThread.of(config, f.t.db, { timetable, onError: () => undefined, onReport: () => undefined });
-      expect((await thread.ask(sample)).ok).toBe(true);
-      const added = [...nices()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice);
-      await thread.close();
-      return added;
-    };
-    expect(await started(true)).toContain(FEEDS_LAST_NICE);
-    expect(await started(false)).not.toContain(FEEDS_LAST_NICE);
-  });
-
   it('refuses an ask once closed, and starts no worker for it (a late ask would start a worker nothing closes)', async () => {
-    const thread = FeedThread.of({ ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' } }, f.t.db, { onError: () => undefined, onReport: () => undefined });
+    const thread = FeedThread.of({ ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' } }, f.t.db, () => undefined);
     const sample = { op: 'samples', ask: { now: f.clock.now().getTime(), groupId: f.g, maxHorizonS: 3600, chunkRows: 1000 } } as const;
     // Asked once: its worker started and answered.
     expect((await thread.ask(sample)).ok).toBe(true);

@@ -19,11 +19,7 @@
  *   output is never replaced by one of an older snapshot.
  * - The SIRI EstimatedTimetable (outputs.ts builtLast) is built after the snapshot is served with
  *   the others, the one before served until then; with FEEDS_ET_REFRESH_SECONDS, only by the
- *   rebuilds that find the one served that old (turns), the one before served meanwhile. Its build
- *   does not hold the next rebuild back: once a snapshot is served, the next may start, while the
- *   timetable is built beside it (one timetable build at a time per group; a rebuild that starts
- *   while one is under way leaves it out). A city's timetable took 4–5 s to build: trip-updates
- *   waited for it at every turn (bench/RESULTS.md, 2026-12-02 12:30).
+ *   rebuilds that find the one served that old (turns), the one before served meanwhile.
  * - On PostgreSQL (FEEDS_WORKER auto or on), snapshots are read and outputs built on the feeds'
  *   worker thread (feed-thread.ts): this cache decides when, and keeps what it serves (the
  *   outputs and their snapshot's head); the worker holds the snapshots and the pieces kept
@@ -139,8 +135,7 @@ export const OUTPUT_IDLE_MS = 10 * 60_000;
  * transit_ops_feed_rebuild_seconds, by part). `served` is the age of the new snapshot when it is
  * served (reading it, building the outputs asked for, and the worker thread's answer); `last` the
  * outputs built after it (outputs.ts builtLast: the SIRI timetable), then served one by one;
- * `idle` the time since the group's previous rebuild served its snapshot (none before the first;
- * what that one built last may be built meanwhile). No group is
+ * `idle` the time since the group's previous rebuild ended (none before the first). No group is
  * named: /metrics answers without credentials, and a group's id is not for everyone to see.
  */
 export interface RebuildTimes {
@@ -152,27 +147,19 @@ export interface RebuildTimes {
   idle: number | undefined;
 }
 
-/** A rebuild whose snapshot is served: the snapshot's head, and what builds its outputs built last (none: nothing to build). */
-interface Rebuilt {
-  net: NetworkHead;
-  last: (() => Promise<void>) | undefined;
-}
-
 interface GroupFeeds {
   /** The last built snapshot: the snapshot itself on this thread, its head when the worker thread holds it. */
   net: NetworkHead | undefined;
   /** Built on this thread: the snapshot (net is it). */
   full: NetworkNow | undefined;
-  /** The rebuild under way until its snapshot is served, if any (at most one per group), and when it started (ms, service clock). */
+  /** The rebuild under way, if any (at most one per group), and when it started (ms, service clock). */
   building: Promise<NetworkHead> | undefined;
-  /** The outputs built last (builtLast) under way, of a rebuild whose snapshot is served, if any (at most one such build per group). */
-  last: Promise<void> | undefined;
   buildingSince: number;
   /** The refresh of the positions-only outputs under way, while a rebuild is late. */
   positions: Promise<void> | undefined;
   /** No background rebuild before this time (ms, service clock): set after a failed one. */
   retryAt: number;
-  /** When the last rebuild served its snapshot (performance.now(), ms), if one did. */
+  /** When the last rebuild ended (performance.now(), ms), if one did. */
   endedAt: number | undefined;
   /** The outputs asked for, most recent last, with the last one built (`spec`: one the worker thread can build). */
   outputs: Map<string, AskedOutput>;
@@ -193,13 +180,6 @@ export class FeedCache implements Service {
   /** The feeds' worker thread (FEEDS_WORKER; feed-thread.ts), or undefined: built on this thread. */
   private readonly thread: FeedThread | undefined;
   /**
-   * With the feeds' worker thread, the timetable's (outputs.ts builtLast): a thread of its own, at
-   * a lower priority (FEEDS_LAST_NICE), that reads its own snapshot for each build. On the feeds'
-   * thread, a city's timetable (4–5 s of CPU) held the next rebuild back at each of its turns, or,
-   * built beside it, slowed its read as much: trip-updates were 13–14 s old at p99 either way.
-   */
-  private readonly lastThread: FeedThread | undefined;
-  /**
    * Test seam: awaited in the middle of every rebuild (after the trips are read, before the
    * vehicles are), so a test can hold a rebuild while it reads the feeds and reports positions.
    * Built on this thread only.
@@ -211,14 +191,7 @@ export class FeedCache implements Service {
   private readonly rebuilt: ((t: RebuildTimes) => void)[] = [];
 
   constructor(private readonly ctx: AppContext) {
-    const threadOf = (timetable: boolean) => FeedThread.of(ctx.config, ctx.db, {
-      timetable,
-      onError: (err) => ctx.log.error({ err }, `${timetable ? "the timetable's" : "the feeds' worker"} thread failed; it is started again at the next build`),
-      onReport: (message) => ctx.log.warn({ thread: timetable ? 'timetable' : 'feeds' }, message),
-    });
-    const offThread = feedsOffThread(ctx.config, ctx.db);
-    this.thread = offThread ? threadOf(false) : undefined;
-    this.lastThread = offThread ? threadOf(true) : undefined;
+    this.thread = feedsOffThread(ctx.config, ctx.db) ? FeedThread.of(ctx.config, ctx.db, (err) => ctx.log.error({ err }, "the feeds' worker thread failed; it is started again at the next rebuild")) : undefined;
   }
 
   /** Calls `listener` with what each successful rebuild took, once it ended. */
@@ -248,7 +221,7 @@ export class FeedCache implements Service {
 
   private group(groupId: string): GroupFeeds {
     let g = this.groups.get(groupId);
-    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, last: undefined, buildingSince: 0, positions: undefined, retryAt: 0, endedAt: undefined, outputs: new Map() }));
+    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, positions: undefined, retryAt: 0, endedAt: undefined, outputs: new Map() }));
     return g;
   }
 
@@ -266,49 +239,31 @@ export class FeedCache implements Service {
     return Promise.resolve(g.net);
   }
 
-  /**
-   * Reads the network again; every output asked for lately is built before the new snapshot is
-   * served, but those built last (builtLast), built after it beside the next rebuild.
-   */
+  /** Reads the network again; every output asked for lately is built before the new snapshot is served. */
   private rebuild(groupId: string, g: GroupFeeds): Promise<NetworkHead> {
     const now = this.ctx.clock.now();
     FeedCache.forgetIdle(g, now.getTime());
     const t = new RebuildClock(g.endedAt);
-    const read = this.thread ? this.rebuildOffThread(this.thread, groupId, g, now, t) : this.rebuildHere(groupId, g, now, t);
-    const building = read.then((r) => r.net);
+    const building = this.thread ? this.rebuildOffThread(this.thread, groupId, g, now, t) : this.rebuildHere(groupId, g, now, t);
     g.building = building;
     g.buildingSince = now.getTime();
-    const served = read
+    const settled = building
       .then(
-        (r) => {
+        () => {
           g.retryAt = 0;
           g.endedAt = performance.now();
-          // Started before the rebuild is no longer under way, so that the next one leaves it out (turns).
-          const last = r.last?.().finally(() => {
-            if (g.last === last) g.last = undefined;
-          });
-          if (last) g.last = last;
-          // (In an object: a promise returned would be waited for.)
-          return { last };
+          const times = t.ended(g.endedAt);
+          for (const listener of this.rebuilt) listener(times);
         },
         (err: unknown) => {
           g.retryAt = now.getTime() + this.refreshMs;
           this.ctx.log.warn({ err, groupId }, 'feed snapshot rebuild failed; the last snapshot is served');
-          return null;
         },
       )
       .finally(() => {
         if (g.building === building) g.building = undefined;
+        this.running.delete(settled);
       });
-    // The rebuild's times are told once what it builds last is built too.
-    const settled = served
-      .then(async (r) => {
-        if (r === null) return;
-        await r.last;
-        const times = t.ended(performance.now());
-        for (const listener of this.rebuilt) listener(times);
-      })
-      .finally(() => this.running.delete(settled));
     this.running.add(settled);
     return building;
   }
@@ -334,12 +289,10 @@ export class FeedCache implements Service {
       const age = o.out ? now.getTime() - o.out.net.now.getTime() : Infinity;
       return age >= this.ctx.config.feeds.etRefreshSeconds * 1000 || age < 0;
     };
-    // While the timetable of an earlier snapshot is built (g.last), this rebuild leaves it to that build.
-    const last = g.last ? [] : all.flatMap(([name, o]) => (o.spec && builtLast(o.spec) && due(o) ? [name] : []));
-    return { first: all.filter(([, o]) => !o.spec || !builtLast(o.spec)), last };
+    return { first: all.filter(([, o]) => !o.spec || !builtLast(o.spec)), last: all.flatMap(([name, o]) => (o.spec && builtLast(o.spec) && due(o) ? [name] : [])) };
   }
 
-  private async rebuildHere(groupId: string, g: GroupFeeds, now: Date, t: RebuildClock): Promise<Rebuilt> {
+  private async rebuildHere(groupId: string, g: GroupFeeds, now: Date, t: RebuildClock): Promise<NetworkHead> {
     const pause = this.pause;
     const net = await readSnapshot(this.ctx.db, groupId, now, this.ctx.config, scheduleMemoOf(this.ctx.db), { previous: g.full, ...(pause ? { pause: () => pause(groupId) } : {}) });
     const read = performance.now();
@@ -358,16 +311,14 @@ export class FeedCache implements Service {
     g.net = g.full = net;
     this.keep(g, built);
     t.served({ snapshotMs: read - t.start, outputsMs: performance.now() - read });
-    return {
-      net,
-      last: this.lastOf(groupId, g, last, async (name) => {
-        const o = g.outputs.get(name);
-        return o && make(net, o.recipe, o.out);
-      }),
-    };
+    await this.buildLast(groupId, g, last, async (name) => {
+      const o = g.outputs.get(name);
+      return o && make(net, o.recipe, o.out);
+    });
+    return net;
   }
 
-  private async rebuildOffThread(thread: FeedThread, groupId: string, g: GroupFeeds, now: Date, t: RebuildClock): Promise<Rebuilt> {
+  private async rebuildOffThread(thread: FeedThread, groupId: string, g: GroupFeeds, now: Date, t: RebuildClock): Promise<NetworkHead> {
     const { first, last } = this.turns(g, now);
     const asked = first.flatMap(([name, o]) => (o.spec ? [[name, o.spec] as [string, OutputSpec]] : []));
     // Every other output still asked for keeps what its last build kept: the timetable, built
@@ -381,29 +332,14 @@ export class FeedCache implements Service {
     g.net = net;
     this.keep(g, built);
     t.served(a.took);
-    return {
-      net,
-      last: this.lastOf(groupId, g, last, async (name) => {
-        const spec = g.outputs.get(name)?.spec;
-        return spec && this.builtApart(groupId, g, name, spec);
-      }),
-    };
-  }
-
-  /**
-   * An output built last, on the timetable's thread, from a snapshot that thread reads at the
-   * clock's time now (with what that thread's previous build of it kept: its trips' pieces).
-   */
-  private async builtApart(groupId: string, g: GroupFeeds, name: string, spec: OutputSpec): Promise<Output> {
-    const a = await this.lastThread!.ask({ op: 'rebuild', groupId, now: this.ctx.clock.now().getTime(), outputs: [[name, spec]], kept: [] });
-    const [failed] = a.failed ?? [];
-    if (failed) throw new Error(failed[1]);
-    return stamp(headOf(groupId, a.head!), received(a.outputs![0]![1]), g.outputs.get(name)?.out);
-  }
-
-  /** What builds a rebuild's outputs built last (buildLast), once its snapshot is served; none when there are none to build. */
-  private lastOf(groupId: string, g: GroupFeeds, names: string[], build: (name: string) => Promise<Output | undefined>): (() => Promise<void>) | undefined {
-    return names.length === 0 ? undefined : () => this.buildLast(groupId, g, names, build);
+    await this.buildLast(groupId, g, last, async (name) => {
+      const spec = g.outputs.get(name)?.spec;
+      if (!spec) return undefined;
+      // From the snapshot the worker holds: this one (no other rebuild of the group meanwhile), or one it read again (it was started again).
+      const b = await thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec });
+      return stamp(b.head!.now === net.now.getTime() ? net : headOf(groupId, b.head!), received(b.outputs![0]![1]), g.outputs.get(name)?.out);
+    });
+    return net;
   }
 
   /**
@@ -506,10 +442,7 @@ export class FeedCache implements Service {
     // (FEEDS_ET_REFRESH_SECONDS; or its build with the snapshot failed).
     if (entry?.out && (entry.out.net === net || entry.out.over === net || (spec !== undefined && builtLast(spec)))) return entry.out;
     let out: Output;
-    if (this.thread && builtLast(spec!)) {
-      // The first timetable asked for: on the timetable's thread too (where its pieces are kept between builds).
-      out = await this.builtApart(groupId, g, name, spec!);
-    } else if (this.thread) {
+    if (this.thread) {
       const a = await this.thread.ask({ op: 'output', groupId, now: net.now.getTime(), name, spec: spec! });
       const f = a.outputs![0]![1];
       // The worker's snapshot: the same as this one, or a newer one whose rebuild's answer is on its way.
@@ -535,10 +468,9 @@ export class FeedCache implements Service {
     return { net: a.head!.now === net.now.getTime() ? net : headOf(groupId, a.head!), document: a.document! };
   }
 
-  /** Whether a rebuild of the group is under way, or the outputs one builds last (the benchmark measures the answers given meanwhile). */
+  /** Whether a rebuild of the group is under way (the benchmark measures the answers given meanwhile). */
   rebuilding(groupId: string): boolean {
-    const g = this.groups.get(groupId);
-    return g !== undefined && (g.building !== undefined || g.last !== undefined);
+    return this.groups.get(groupId)?.building !== undefined;
   }
 
   /** Waits for the rebuilds under way (the app waits for them before it closes the database). */
@@ -548,7 +480,7 @@ export class FeedCache implements Service {
 
   async close(): Promise<void> {
     await this.idle();
-    await Promise.all([this.thread?.close(), this.lastThread?.close()]);
+    await this.thread?.close();
   }
 }
 

@@ -53,9 +53,6 @@ export interface WorkerSetup {
   poolSize: number;
   feeds: Config['feeds'];
   predictions: Pick<Config['predictions'], 'minSamples' | 'minLayoverSeconds'>;
-  /** What the thread is called in what it reports, and its nice value (FEEDS_LAST_NICE for the timetable's; 0). */
-  title: string;
-  nice: number;
 }
 
 /** How long a rebuild's parts took on the thread that did them (ms): reading the snapshot, building the outputs served with it. */
@@ -83,15 +80,6 @@ const CLOSE_WITHIN_MS = 10_000;
 
 /** The pool of the worker's own connections: a rebuild runs a handful of queries, one after the other. */
 const WORKER_POOL_SIZE = 4;
-/** The timetable's thread's: it reads a snapshot every FEEDS_ET_REFRESH_SECONDS at most. */
-const LAST_POOL_SIZE = 2;
-
-/**
- * The timetable's thread's nice value (Linux; the feeds' thread and the service's keep 0): on a
- * full machine the trips' feeds, the positions and the device answers go first, and the timetable
- * is as fresh as the CPU left allows.
- */
-export const FEEDS_LAST_NICE = 10;
 
 /** Whether the feeds are built on their own thread (FEEDS_WORKER; auto: on PostgreSQL). */
 export function feedsOffThread(config: Pick<Config, 'feeds'>, db: Db): boolean {
@@ -104,17 +92,13 @@ export class FeedThread extends ThreadClient<Exclude<Ask, { op: 'close' }>, Answ
    * `closeWithinMs`: how long close waits for the worker to close its database and end (its asks
    * under way first) before it stops the thread.
    */
-  static of(config: Config, db: Db, o: { onError: (err: unknown) => void; onReport: (message: string) => void; closeWithinMs?: number; timetable?: boolean }): FeedThread {
+  static of(config: Config, db: Db, onError: (err: unknown) => void, closeWithinMs = CLOSE_WITHIN_MS): FeedThread {
     if (!db.reopen) throw new Error('FEEDS_WORKER=on needs PostgreSQL (DATABASE_URL): the embedded database lives in the service thread');
-    const title = o.timetable ? "the timetable's thread" : "the feeds' worker thread";
     const setup: WorkerSetup = {
-      ...db.reopen, poolSize: Math.min(o.timetable ? LAST_POOL_SIZE : WORKER_POOL_SIZE, config.databasePoolSize), feeds: config.feeds,
+      ...db.reopen, poolSize: Math.min(WORKER_POOL_SIZE, config.databasePoolSize), feeds: config.feeds,
       predictions: { minSamples: config.predictions.minSamples, minLayoverSeconds: config.predictions.minLayoverSeconds },
-      title, nice: o.timetable ? FEEDS_LAST_NICE : 0,
     };
-    return new FeedThread({
-      title, besideUrl: import.meta.url, module: 'worker', setup, onError: o.onError, onReport: o.onReport, closeWithinMs: o.closeWithinMs ?? CLOSE_WITHIN_MS,
-    });
+    return new FeedThread({ title: "the feeds' worker thread", besideUrl: import.meta.url, module: 'worker', setup, onError, closeWithinMs });
   }
 }
 

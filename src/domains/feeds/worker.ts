@@ -5,7 +5,6 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openPostgres } from '../../platform/db/postgres.js';
-import { lowerThisThread } from '../../platform/thread.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { finish, readSnapshot, type SnapshotSettings } from './cache.js';
 import type { Answer, Ask, Finished, WorkerSetup } from './feed-thread.js';
@@ -35,7 +34,6 @@ function movable(a: Answer): ArrayBuffer[] {
 
 /** The worker's life: its database, the snapshots it holds, the asks it answers (state of the thread, in this function's scope). */
 async function serve(port: MessagePort, setup: WorkerSetup) {
-  lowerThisThread(setup.nice, setup.title, (message) => port.postMessage([-1, { ok: false, message } satisfies Answer]));
   const db = await openPostgres({ connectionString: setup.connectionString, poolSize: setup.poolSize, schema: setup.schema });
   await db.changes.start();
   const settings: SnapshotSettings = { feeds: setup.feeds, predictions: setup.predictions };
