@@ -570,8 +570,16 @@ async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<v
       }
     }
     if (progress > 0) F.coverageTrips.add((100 * seen) / progress);
+    if (progress > 0 && caughtUpAt === undefined && seen >= 0.99 * progress) caughtUpAt = Date.now();
   }
 }
+
+/**
+ * When trip-updates first held 99 % of the trips in progress (Date.now()): the service's catch-up of
+ * each vehicle's morning so far is over by then. A steady window that starts before it measures a
+ * network whose feeds are not yet whole (smaller, so cheaper, trip-updates): said with the figures.
+ */
+let caughtUpAt: number | undefined;
 
 /** The first time each snapshot (header timestamp) is seen, its age: an upper bound of its build time plus the wait for a request. */
 const snapshotsSeen = new Set<number>();
@@ -842,7 +850,9 @@ async function main() {
     let steady = '';
     if (steadyStart) {
       last = steadyStart;
-      steady = await report(steadyStart.t, `steady state, the run after its first ${fmt((steadyStart.t - runStart) / 1000)} s (the service's catch-up of each vehicle's morning left out)`, runEnd);
+      const caughtUp = caughtUpAt === undefined ? 'never in the run' : `at ${fmt((caughtUpAt - runStart) / 1000)} s`;
+      const warning = caughtUpAt === undefined || caughtUpAt > steadyStart.t ? '; NOT STEADY: the window starts before the catch-up ended, give a longer --steady-after' : '';
+      steady = await report(steadyStart.t, `steady state, the run after its first ${fmt((steadyStart.t - runStart) / 1000)} s (the service's catch-up of each vehicle's morning left out; trip-updates first held 99 % of the trips in progress ${caughtUp}${warning})`, runEnd);
     }
     // The warehouse's export of the day (export/trip-tracking, one line per recorded trip and stop), after the run, three
     // times: the first also recomputes the trips still marked when the run stopped (an export holds every report committed).
