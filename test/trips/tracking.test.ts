@@ -4,7 +4,7 @@
  * gives 1° of latitude = 111.2068 km, so 0.001° = 0.111 km and S1→S3 (0.02°) = 2.224 km.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshRound, trackingOf } from '../../src/domains/trips/tracking.js';
+import { REFRESH_ROUND_TRIPS, refreshRound, takeRound, trackingOf, type TripRef } from '../../src/domains/trips/tracking.js';
 import { markDirty } from '../../src/domains/trips/queries/tracking.js';
 import { ingestBatch } from '../../src/domains/device/ingest.js';
 import type { Db } from '../../src/platform/db/index.js';
@@ -131,6 +131,31 @@ describe('trip tracking queue', () => {
     for (const a of answers) expect(a.answer.accepted).toHaveLength(4);
     const tracked = await trackingOf(t.db, g, day, ['T1', 'T2'], { now: new Date(`${day}T10:00:00Z`) });
     expect(tracked.map((x) => [x.trip_id, x.recorded, [...x.device_ids].sort()]).sort()).toEqual(['T1', 'T2'].map((trip) => [trip, true, [dev.deviceId, other.deviceId].sort()]));
+  });
+
+  it('device ingest gives each trip a batch touches its latest report in the batch (what the refresh after ingest orders the trips by)', async () => {
+    const day = '2026-03-10';
+    const pos = (trip: string, s: number) => item('position', new Date(Date.parse(`${day}T07:00:00Z`) + s * 1000).toISOString(), { lat: 48.85, lon: 2.35, gps_valid: true, trip_id: trip, service_date: day });
+    const { touchedTrips } = await ingestBatch(t.ctx, g, dev.deviceId, [pos('T1', 30), pos('T2', 5), pos('T1', 40), pos('T1', 10)]);
+    expect(touchedTrips.map((x) => [x.trip_id, x.reported_at]).sort()).toEqual([['T1', Date.parse(`${day}T07:00:40Z`)], ['T2', Date.parse(`${day}T07:00:05Z`)]]);
+  });
+
+  it('a round of the refresh after ingest takes at most REFRESH_ROUND_TRIPS trips, reported on most recently first; the others wait in the queue (a replayed backlog no longer holds the trips running now for minutes)', () => {
+    const queue = (refs: TripRef[]) => new Map(refs.map((r) => [`${r.service_date} ${r.trip_id}`, r]));
+    // A backlog of old reports, then the trips running now (reported last, at the end of the queue).
+    const backlog = Array.from({ length: REFRESH_ROUND_TRIPS }, (_, i) => ({ trip_id: `old${i}`, service_date: DATE, reported_at: 1_000 + i }));
+    const live = Array.from({ length: 3 }, (_, i) => ({ trip_id: `live${i}`, service_date: DATE, reported_at: 9_000_000 + i }));
+    const q = queue([...backlog, ...live]);
+    const first = takeRound(q);
+    expect(first).toHaveLength(REFRESH_ROUND_TRIPS);
+    expect(first.slice(0, 3).map((x) => x.trip_id)).toEqual(['live2', 'live1', 'live0']);
+    // The three oldest reports wait for the next round, which takes them all.
+    expect([...q.values()].map((x) => x.trip_id)).toEqual(['old0', 'old1', 'old2']);
+    expect(takeRound(q).map((x) => x.trip_id)).toEqual(['old0', 'old1', 'old2']);
+    expect(q.size).toBe(0);
+    // A round within the bound takes every trip, in the order they came.
+    const few = queue([{ trip_id: 'b', service_date: DATE, reported_at: 1 }, { trip_id: 'a', service_date: DATE, reported_at: 2 }]);
+    expect(takeRound(few).map((x) => x.trip_id)).toEqual(['b', 'a']);
   });
 
   it('clears the mark of a recomputed trip (regression: marks in microseconds were compared with a Date in milliseconds and stayed, so every read recomputed the trip)', async () => {

@@ -33,6 +33,7 @@ import {
 } from './schemas.js';
 import { driversByIdOrCode } from '../fleet/drivers.js';
 import { vehiclesByIdOrPlate } from '../fleet/vehicles.js';
+import type { TripRef } from '../trips/tracking.js';
 
 const validators = Object.fromEntries(ITEM_TYPES.map((t) => [t, Compile(ITEM_SCHEMAS[t])])) as Record<ItemType, ReturnType<typeof Compile>>;
 
@@ -93,8 +94,8 @@ function check(raw: unknown, index: number): Valid | Rejection {
 
 export interface IngestResult {
   answer: BatchAnswer;
-  /** Trips whose recorded side changed, for tracking. */
-  touchedTrips: { trip_id: string; service_date: string }[];
+  /** Trips whose recorded side changed, for tracking, each with its latest report in the batch. */
+  touchedTrips: TripRef[];
 }
 
 export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: string, raw: unknown[]): Promise<IngestResult> {
@@ -149,9 +150,12 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
 
   const receivedAt = ctx.clock.now();
   const accepted = new Set<string>();
-  const touched = new Map<string, { trip_id: string; service_date: string }>();
-  const touch = (trip_id: string | undefined, service_date: string | undefined) => {
-    if (trip_id && service_date) touched.set(`${service_date} ${trip_id}`, { trip_id, service_date });
+  const touched = new Map<string, TripRef>();
+  // With the trip's latest report in the batch: the refresh after ingest takes the trips reported on most recently first.
+  const touch = (trip_id: string | undefined, service_date: string | undefined, at: Date) => {
+    if (!trip_id || !service_date) return;
+    const key = `${service_date} ${trip_id}`;
+    if ((touched.get(key)?.reported_at ?? -Infinity) < at.getTime()) touched.set(key, { trip_id, service_date, reported_at: at.getTime() });
   };
 
   const reports: ReportItems = {
@@ -174,7 +178,7 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
   const signsOrStates = ons.length + offs.length + states.length > 0;
   const touchAccepted = () => {
     for (const t of TRIP_REPORTS) {
-      for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date);
+      for (const v of of<{ trip_id?: string; service_date?: string }>(t)) if (accepted.has(v.item.id)) touch(v.item.trip_id, v.item.service_date, v.at);
     }
   };
   const add = (ids: Iterable<string>) => {
