@@ -4,7 +4,7 @@
  * gives 1° of latitude = 111.2068 km, so 0.001° = 0.111 km and S1→S3 (0.02°) = 2.224 km.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFRESH_ROUND_TRIPS, refreshRound, takeRound, trackingOf, type TripRef } from '../../src/domains/trips/tracking.js';
+import { REFRESH_REST_MAX_MS, refreshRound, roundOrder, roundPeriod, trackingOf, type TripRef } from '../../src/domains/trips/tracking.js';
 import { markDirty } from '../../src/domains/trips/queries/tracking.js';
 import { ingestBatch } from '../../src/domains/device/ingest.js';
 import type { Db } from '../../src/platform/db/index.js';
@@ -140,22 +140,22 @@ describe('trip tracking queue', () => {
     expect(touchedTrips.map((x) => [x.trip_id, x.reported_at]).sort()).toEqual([['T1', Date.parse(`${day}T07:00:40Z`)], ['T2', Date.parse(`${day}T07:00:05Z`)]]);
   });
 
-  it('a round of the refresh after ingest takes at most REFRESH_ROUND_TRIPS trips, reported on most recently first; the others wait in the queue (a replayed backlog no longer holds the trips running now for minutes)', () => {
+  it('a round of the refresh after ingest takes its trips reported on most recently first (its chunks are committed in that order), every one of them', () => {
     const queue = (refs: TripRef[]) => new Map(refs.map((r) => [`${r.service_date} ${r.trip_id}`, r]));
     // A backlog of old reports, then the trips running now (reported last, at the end of the queue).
-    const backlog = Array.from({ length: REFRESH_ROUND_TRIPS }, (_, i) => ({ trip_id: `old${i}`, service_date: DATE, reported_at: 1_000 + i }));
+    const backlog = Array.from({ length: 1200 }, (_, i) => ({ trip_id: `old${i}`, service_date: DATE, reported_at: 1_000 + i }));
     const live = Array.from({ length: 3 }, (_, i) => ({ trip_id: `live${i}`, service_date: DATE, reported_at: 9_000_000 + i }));
-    const q = queue([...backlog, ...live]);
-    const first = takeRound(q);
-    expect(first).toHaveLength(REFRESH_ROUND_TRIPS);
-    expect(first.slice(0, 3).map((x) => x.trip_id)).toEqual(['live2', 'live1', 'live0']);
-    // The three oldest reports wait for the next round, which takes them all.
-    expect([...q.values()].map((x) => x.trip_id)).toEqual(['old0', 'old1', 'old2']);
-    expect(takeRound(q).map((x) => x.trip_id)).toEqual(['old0', 'old1', 'old2']);
-    expect(q.size).toBe(0);
-    // A round within the bound takes every trip, in the order they came.
-    const few = queue([{ trip_id: 'b', service_date: DATE, reported_at: 1 }, { trip_id: 'a', service_date: DATE, reported_at: 2 }]);
-    expect(takeRound(few).map((x) => x.trip_id)).toEqual(['b', 'a']);
+    const round = roundOrder(queue([...backlog, ...live]));
+    expect(round).toHaveLength(1203);
+    expect(round.slice(0, 4).map((x) => x.trip_id)).toEqual(['live2', 'live1', 'live0', 'old1199']);
+    expect(round.at(-1)?.trip_id).toBe('old0');
+  });
+
+  it('a round rests twice as long as it took, never more than REFRESH_REST_MAX_MS (a backlog\'s round of a minute rested two, the trips starting meanwhile out of the feeds), and starts at most every 250 ms', () => {
+    expect(roundPeriod(50)).toBe(250);
+    expect(roundPeriod(2_000)).toBe(6_000);
+    expect(roundPeriod(60_000)).toBe(60_000 + REFRESH_REST_MAX_MS);
+    expect(REFRESH_REST_MAX_MS).toBeLessThan(2 * 60_000);
   });
 
   it('clears the mark of a recomputed trip (regression: marks in microseconds were compared with a Date in milliseconds and stayed, so every read recomputed the trip)', async () => {

@@ -195,14 +195,14 @@ const REFRESH_ROUND_MS = 250;
  */
 const REFRESH_REST = 2;
 /**
- * At most this many trips a round (per group), the trips reported on most recently first; the
- * others wait for the next rounds, in the queue. A backlog (a fleet's mornings replayed after an
- * outage, a restart) made one round of its 30,000 trips: a minute of work, then two minutes of
- * rest, while the trips starting meanwhile stayed out of the passenger feeds (bench:network on
- * the city, 2026-12-02: 3-4 % of the trips in progress missing for 2-4 minutes). Bounded, a
- * round and its rest take a few seconds, and the trips running now go before the backlog.
+ * The rest after a round is never longer than this. A backlog (a fleet's mornings replayed after an
+ * outage, a restart) makes one round of some 30,000 trips: a minute of work, then two minutes of
+ * rest, while the trips starting meanwhile stayed out of the passenger feeds (bench:network on the
+ * city, 2026-12-02: 3-4 % of the trips in progress missing for 2-4 minutes). The tracking has a
+ * thread of its own at a lower priority (tracking-thread.ts), so the device answers keep theirs
+ * from the system's scheduler; a round of the steady state (a few seconds) rests as before.
  */
-export const REFRESH_ROUND_TRIPS = 4 * 500;
+export const REFRESH_REST_MAX_MS = 10_000;
 /**
  * Trips recomputed together (one set-based round of statements): a read that covers a trip being
  * recomputed waits for its chunk, no more.
@@ -253,13 +253,13 @@ export class TrackingRefresh implements Service, Tracking {
       const wait = next - Date.now();
       await new Promise((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)));
       const started = Date.now();
-      const round = [...this.pending].map(([groupId, byKey]) => [groupId, takeRound(byKey)] as const);
-      for (const [groupId, byKey] of this.pending) if (byKey.size === 0) this.pending.delete(groupId);
-      for (const [groupId, trips] of round) {
-        await refreshRound(this.ctx.db, groupId, trips, (err) => this.ctx.log.warn({ err }, 'trip tracking refresh failed; the worker retries'));
+      const round = [...this.pending];
+      this.pending.clear();
+      for (const [groupId, byKey] of round) {
+        await refreshRound(this.ctx.db, groupId, roundOrder(byKey), (err) => this.ctx.log.warn({ err }, 'trip tracking refresh failed; the worker retries'));
       }
       const took = Date.now() - started;
-      next = started + Math.max(REFRESH_ROUND_MS, took * (1 + REFRESH_REST));
+      next = started + roundPeriod(took);
     }
   }
 
@@ -289,19 +289,15 @@ export class TrackingRefresh implements Service, Tracking {
 /** A trip's latest report (TripRef.reported_at); a trip touched without one is not put after any. */
 const reportedAt = (t: TripRef) => t.reported_at ?? Infinity;
 
+/** From a round's start to the next's (ms), the round having taken `took` ms: the round, then its rest (REFRESH_REST, REFRESH_REST_MAX_MS). */
+export const roundPeriod = (took: number) => Math.max(REFRESH_ROUND_MS, took + Math.min(took * REFRESH_REST, REFRESH_REST_MAX_MS));
+
 /**
- * The trips of a group's next round, taken out of its queue: all of them, in the order they came,
- * when they are REFRESH_ROUND_TRIPS or fewer; else that many, reported on most recently first.
+ * The trips of a round, reported on most recently first: its chunks are committed one by one, so
+ * in a round that holds a backlog the trips running now are in the feeds before the backlog's.
  */
-export function takeRound(queue: Map<string, TripRef>): TripRef[] {
-  if (queue.size <= REFRESH_ROUND_TRIPS) {
-    const all = [...queue.values()];
-    queue.clear();
-    return all;
-  }
-  const first = [...queue].sort(([, a], [, b]) => reportedAt(b) - reportedAt(a)).slice(0, REFRESH_ROUND_TRIPS);
-  for (const [key] of first) queue.delete(key);
-  return first.map(([, t]) => t);
+export function roundOrder(queue: ReadonlyMap<string, TripRef>): TripRef[] {
+  return [...queue.values()].sort((a, b) => reportedAt(b) - reportedAt(a));
 }
 
 /**
