@@ -198,9 +198,11 @@ const REFRESH_REST = 2;
  * The rest after a round is never longer than this. A backlog (a fleet's mornings replayed after an
  * outage, a restart) makes one round of some 30,000 trips: a minute of work, then two minutes of
  * rest, while the trips starting meanwhile stayed out of the passenger feeds (bench:network on the
- * city, 2026-12-02: 3-4 % of the trips in progress missing for 2-4 minutes). The tracking has a
- * thread of its own at a lower priority (tracking-thread.ts), so the device answers keep theirs
- * from the system's scheduler; a round of the steady state (a few seconds) rests as before.
+ * city, 2026-12-02: 3-4 % of the trips in progress missing for 2-4 minutes). On PostgreSQL the
+ * tracking has a thread of its own at a lower priority (tracking-thread.ts, TRACKING_THREAD_NICE),
+ * so the device answers keep theirs from the system's scheduler; with the embedded database the
+ * rounds share the service's thread (in slices), and a backlog's catch-up now takes more of it
+ * than a third. A round of the steady state (a few seconds) rests as before.
  */
 export const REFRESH_REST_MAX_MS = 10_000;
 /**
