@@ -33,7 +33,6 @@ import {
 } from './schemas.js';
 import { driversByIdOrCode } from '../fleet/drivers.js';
 import { vehiclesByIdOrPlate } from '../fleet/vehicles.js';
-import type { TripRef } from '../trips/tracking.js';
 
 const validators = Object.fromEntries(ITEM_TYPES.map((t) => [t, Compile(ITEM_SCHEMAS[t])])) as Record<ItemType, ReturnType<typeof Compile>>;
 
@@ -92,10 +91,17 @@ function check(raw: unknown, index: number): Valid | Rejection {
   return { index, type: type as ItemType, item, at: new Date(item.at) };
 }
 
+/** A trip a batch touched (the shape of trips/tracking.ts TripRef, which this domain does not import: trips reads device's reports). */
+export interface TouchedTrip {
+  trip_id: string;
+  service_date: string;
+  reported_at: number;
+}
+
 export interface IngestResult {
   answer: BatchAnswer;
-  /** Trips whose recorded side changed, for tracking, each with its latest report in the batch. */
-  touchedTrips: TripRef[];
+  /** Trips whose recorded side changed, for tracking, each with its latest report in the batch (ms: trips/tracking.ts TripRef). */
+  touchedTrips: TouchedTrip[];
 }
 
 export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: string, raw: unknown[]): Promise<IngestResult> {
@@ -150,7 +156,7 @@ export async function ingestBatch(ctx: AppContext, groupId: string, deviceId: st
 
   const receivedAt = ctx.clock.now();
   const accepted = new Set<string>();
-  const touched = new Map<string, TripRef>();
+  const touched = new Map<string, TouchedTrip>();
   // With the trip's latest report in the batch: the refresh after ingest takes the trips reported on most recently first.
   const touch = (trip_id: string | undefined, service_date: string | undefined, at: Date) => {
     if (!trip_id || !service_date) return;
