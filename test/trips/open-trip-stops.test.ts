@@ -1,7 +1,8 @@
 /**
  * The open trips' tracking as the feeds read it each refresh (trackingOf with `open`): the stop
  * rows of a trip are read again only when the trip was recomputed since the last read
- * (OpenTripStops, keyed by trip_tracking.computed_at), and a late report is in the next read.
+ * (OpenTripStops, keyed by trip_tracking.computed_at), a row that reads as before is the one
+ * read before, and a late report is in the next read.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenTripStops, trackingOf } from '../../src/domains/trips/tracking.js';
@@ -72,8 +73,26 @@ describe('the open trips read each refresh', () => {
     expect(await passed(later)).toEqual({ T1: ['passed', 'passed', 'pending'], T2: ['passed', 'pending', 'pending'] });
     const fresh = await selectSummaries(t.db, g, DATE, null, true, new Date(0));
     const rows = await kept.read(t.db, g, DATE, fresh);
-    expect(rows.filter((r) => r.trip_id === 'T1').map((r) => r.actual_at?.toISOString() ?? null)).toEqual([at('07:01:00'), at('07:11:00'), null]);
+    const t1 = rows.filter((r) => r.trip_id === 'T1');
+    expect(t1.map((r) => r.actual_at?.toISOString() ?? null)).toEqual([at('07:01:00'), at('07:11:00'), null]);
     rows.filter((r) => r.trip_id === 'T2').forEach((r, i) => expect(r).toBe(first('T2')[i]));
+    // Of the recomputed T1, the rows that read the same (S1 passed before, S3 still ahead) are those
+    // read before; the row of S2, passed since, is the new one.
+    expect(t1[0]).toBe(first('T1')[0]);
+    expect(t1[2]).toBe(first('T1')[2]);
+    expect(t1[1]).not.toBe(first('T1')[1]);
+  });
+
+  it("tells a recomputed trip's unchanged stops as before (the same objects), a stop passed since anew", async () => {
+    const stopsOf = async (now: Date) => (await trackingOf(t.db, g, DATE, undefined, { now, open: true })).find((x) => x.trip_id === 'T1')!.stops;
+    const before = await stopsOf(new Date(at('07:13:00')));
+    await send(t, g, devices[0]!.auth, [item('trip_event', at('07:13:30'), { ...ref('T1'), event: 'arrival', stop_id: 'S3', stop_sequence: 3, gps_valid: true })]);
+    const after = await stopsOf(new Date(at('07:14:00')));
+    expect(after.map((s) => s.status)).toEqual(['passed', 'passed', 'passed']);
+    expect(after[0]).toBe(before[0]);
+    expect(after[1]).toBe(before[1]);
+    expect(after[2]).not.toBe(before[2]);
+    expect(after[2]!.actual_at).toBe(at('07:13:30'));
   });
 
   it('leaves out a trip once it ended', async () => {

@@ -231,9 +231,12 @@ async function liveOf(
 
 /** The latest time the vehicle was seen passing or at a stop of a trip, never after `now` (no entity is newer than the feed). */
 function observedAt(t: TripTracking | undefined, now: Date): Date | null {
-  let latest = 0;
-  for (const s of t?.stops ?? []) for (const at of [s.actual_at, s.actual_arrival_at, s.actual_departure_at]) if (at) latest = Math.max(latest, Date.parse(at));
-  return latest > 0 ? new Date(Math.min(latest, now.getTime())) : null;
+  // The times are ISO 8601 in UTC as toISOString writes them (one width): their text sorts as their instants.
+  let latest: string | null = null;
+  for (const s of t?.stops ?? []) {
+    for (const at of [s.actual_at, s.actual_arrival_at, s.actual_departure_at]) if (at !== null && (latest === null || at > latest)) latest = at;
+  }
+  return latest === null ? null : new Date(Math.min(Date.parse(latest), now.getTime()));
 }
 
 /** The trip's own tracking each FeedTrip was told from (its stops passed), to tell at the next snapshot whether they changed. */
@@ -262,6 +265,8 @@ function samePassed(a: TripTracking | undefined, b: TripTracking | undefined): b
   for (let i = 0; i < a.stops.length; i++) {
     const x = a.stops[i]!;
     const y = b.stops[i]!;
+    // A stop told as before is the same object (trackingOf keeps them between reads).
+    if (x === y) continue;
     if (x.stop_sequence !== y.stop_sequence || x.actual_at !== y.actual_at || x.actual_arrival_at !== y.actual_arrival_at || x.actual_departure_at !== y.actual_departure_at) return false;
   }
   return true;
@@ -319,10 +324,11 @@ async function tripsOf(
   };
   const out: FeedTrip[] = [];
   const detours: { ft: FeedTrip; shape_id: string }[] = [];
+  const basicDate = isoBasic(date);
   for (const { trip, mine, delay, prediction } of kept) {
     const wait = turn();
     if (wait) await wait;
-    const key = `${isoBasic(date)}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
+    const key = `${basicDate}:${trip.trip_id}${trip.frequency ? `:${trip.start_time}` : ''}`;
     const tracked = trip.frequency ? undefined : live.tracking.get(trip.trip_id);
     const observed = prediction?.from_trip_id ? lastObserved(prediction.from_trip_id) : delay ? new Date(Math.min(delay.at.getTime(), now.getTime())) : null;
     const before = previous?.get(key);

@@ -491,11 +491,28 @@ export async function trackingOf(
   return out;
 }
 
+/** Whether two reads of a stored stop row (by the same statement: the same columns) hold the same values: times by their instant, door counts element by element. */
+function sameRow(a: StopRow, b: StopRow): boolean {
+  for (const k of Object.keys(a) as (keyof StopRow)[]) {
+    const x = a[k];
+    const y = b[k];
+    if (x === y) continue;
+    if (x instanceof Date && y instanceof Date) {
+      if (x.getTime() !== y.getTime()) return false;
+    } else if (Array.isArray(x) && Array.isArray(y)) {
+      if (x.length !== y.length || x.some((n, i) => n !== y[i])) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 /**
  * The stop each kept row of an open trip was told as (trackingOf with `open`): the feeds read a
  * city's open trips, some 180,000 stops, every few seconds, and few rows change in between. A
- * row is kept (OpenTripStops) only while its trip is not recomputed, and a stop is taken again
- * only with the same status, so it is what would be made anew. Shared: callers must not change it.
+ * row is kept (OpenTripStops) while it reads the same (its trip recomputed or not), and a stop is
+ * taken again only with the same status, so it is what would be made anew. Shared: callers must not change it.
  */
 const trackedStops = new WeakMap<StopRow, TrackedStop>();
 
@@ -514,7 +531,17 @@ export class OpenTripStops {
     const changed = summaries.filter((s) => known.get(s.trip_id)?.computedAt !== s.computed_at);
     const fresh = changed.length > 0 ? await selectStops(db, groupId, serviceDate, changed.map((s) => s.trip_id)) : [];
     const rowsOf = new Map<string, StopRow[]>(changed.map((s) => [s.trip_id, []]));
-    for (const r of fresh) rowsOf.get(r.trip_id)?.push(r);
+    // A recomputed trip's rows as read before where they are the same (most of them: a round
+    // passes a stop or two of a trip): the stop told from a row is then taken again (trackedStops),
+    // and the row just read is garbage at once, not kept to the next read.
+    let before: { tripId: string; bySequence: Map<number, StopRow> } | undefined;
+    for (const r of fresh) {
+      const rows = rowsOf.get(r.trip_id);
+      if (!rows) continue;
+      if (before?.tripId !== r.trip_id) before = { tripId: r.trip_id, bySequence: new Map((known.get(r.trip_id)?.rows ?? []).map((k) => [k.stop_sequence, k])) };
+      const was = before.bySequence.get(r.stop_sequence);
+      rows.push(was && sameRow(was, r) ? was : r);
+    }
     const next = new Map<string, { computedAt: string; rows: StopRow[] }>();
     for (const s of summaries) next.set(s.trip_id, rowsOf.has(s.trip_id) ? { computedAt: s.computed_at, rows: rowsOf.get(s.trip_id)! } : known.get(s.trip_id)!);
     // Two dates per group at most are open at once (yesterday's trips past midnight, today's).
