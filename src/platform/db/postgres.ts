@@ -8,6 +8,7 @@ import copyStreams from 'pg-copy-streams';
 import { ChangeFeed } from './changes.js';
 import { cursorStream } from './cursor.js';
 import { Kept } from './kept.js';
+import { parseTimestamptz, TIMESTAMPTZ } from './timestamps.js';
 import { CHANGE_CHANNEL, copyColumns, quoteIdent, withLiterals, withSavepoint, type Db, type Tx } from './types.js';
 
 const INT8 = 20;
@@ -18,6 +19,7 @@ const typeParsers = {
   getTypeParser(oid: number, format?: string) {
     if (oid === INT8 || oid === NUMERIC) return (v: string) => Number(v);
     if (oid === DATE) return (v: string) => v;
+    if (oid === TIMESTAMPTZ && format !== 'binary') return parseTimestamptz;
     return pg.types.getTypeParser(oid, format as 'text');
   },
 };
