@@ -1,5 +1,5 @@
 /**
- * npx tsx bench/feeds-rebuild.ts --database URL [--group netbench] [--at ISO] [--runs 6] [--step 5]:
+ * npx tsx bench/feeds-rebuild.ts --database URL [--group netbench] [--at ISO] [--runs 6] [--step 5] [--recomputed]:
  * what one rebuild of a group's feeds costs, alone on the machine, on a database that
  * `npm run bench:network -- --keep` left (a city's network with its morning of reports). The
  * rebuild the feeds' worker thread makes (src/domains/feeds/worker.ts): the snapshot read as the
@@ -13,7 +13,11 @@
  * A rebuild of the same database at a later clock is not one under live reports: only the
  * passing of time moves the trips (predictions held to the clock, trips leaving the horizon);
  * live, a report moves its trip too (bench:network measures that, with everything else on the
- * machine).
+ * machine). --recomputed: before each rebuild but the first, every trip still open is marked
+ * recomputed (trip_tracking.computed_at set to the time; its rows unchanged), as if the tracking
+ * rounds had recomputed each after a report: the snapshot then reads their stops again, the live
+ * case of a network whose every bus reported since the last rebuild (the rows a report changes
+ * are a stop or two of a trip). It writes to the database given.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
@@ -32,6 +36,7 @@ const { values: args } = parseArgs({
     at: { type: 'string' },
     runs: { type: 'string', default: '6' },
     step: { type: 'string', default: '5' },
+    recomputed: { type: 'boolean', default: false },
   },
 });
 if (!args.database) throw new Error('--database URL: a database bench:network --keep left');
@@ -65,6 +70,10 @@ console.log(`group ${group}, from ${start.toISOString()}, ${args.runs} rebuilds 
 let previous: NetworkNow | undefined;
 for (let i = 0; i < Number(args.runs); i++) {
   const now = new Date(start.getTime() + i * Number(args.step) * 1000);
+  if (args.recomputed && i > 0) {
+    const marked = await db.query('UPDATE trip_tracking SET computed_at = clock_timestamp() WHERE group_id = $1 AND NOT end_reported RETURNING 1', [group]);
+    console.log(`${fmt(marked.length)} open trips marked recomputed`);
+  }
   const snap = await timed(() => readSnapshot(db, group, now, config, memo, { recompute: false, previous }));
   const before = new Set(previous?.trips);
   const same = snap.value.trips.filter((t) => before.has(t)).length;
