@@ -74,5 +74,7 @@ describe('a network-size EstimatedTimetable', () => {
       const truth = fragment().ele(JSON.parse(JSON.stringify(o)) as object).end({ prettyPrint: false });
       expect(xmlText(name, value as never), JSON.stringify(o)).toBe(truth);
     }
+    // An attribute, a comment or an instruction is not an element: refused, not written as one.
+    for (const key of ['@id', '#', '!', '?', '$']) expect(() => xmlText('A', { B: { [key]: 'x' } } as never), key).toThrow(/elements only/);
   });
 });

@@ -272,6 +272,9 @@ function samePassed(a: TripTracking | undefined, b: TripTracking | undefined): b
   return true;
 }
 
+/** The updates of a trip none concerns (shared, never changed: most trips of a network). */
+const NO_UPDATES: readonly TripUpdateRecord[] = Object.freeze([]);
+
 async function tripsOf(
   db: Db, groupId: string, tz: string, date: string, updates: TripUpdateRecord[], delays: Map<string, ObservedDelay>, live: LiveDate, now: Date, memo: ScheduleMemo,
   previous: ReadonlyMap<string, FeedTrip> | undefined,
@@ -297,14 +300,14 @@ async function tripsOf(
   }
   if (gtfsId === null) return [];
   // What can be decided from the schedule alone, before any stop time is read.
-  const kept: { trip: ScheduledTrip; mine: TripUpdateRecord[]; delay: ObservedDelay | null; prediction: TripPrediction | null }[] = [];
+  const kept: { trip: ScheduledTrip; mine: readonly TripUpdateRecord[]; delay: ObservedDelay | null; prediction: TripPrediction | null }[] = [];
   // A network's thousands of trips in slices: the feed requests waiting are answered between two
   // (from the last snapshot: a rebuild never holds them).
   const turn = slices();
   for (const [instance, trip] of found) {
     const wait = turn();
     if (wait) await wait;
-    const mine = updates.filter((u) => concerns(u, trip));
+    const mine = updates.length === 0 ? NO_UPDATES : updates.filter((u) => concerns(u, trip));
     const delay = delays.get(instance) ?? delays.get(instanceKey(trip.trip_id, null)) ?? null;
     // predictTrips predicts timetable trips only (a frequency trip's instances share its trip_id).
     const prediction = trip.frequency ? null : (live.predictions.get(trip.trip_id) ?? null);

@@ -177,7 +177,11 @@ const tags = new Map<string, { open: string; close: string; empty: string }>();
 
 function tagsOf(name: string) {
   let t = tags.get(name);
-  if (!t) tags.set(name, (t = { open: `<${name}>`, close: `</${name}>`, empty: `<${name}/>` }));
+  if (!t) {
+    // Checked once per name, when its tags are made (not for each element written).
+    if (/^[@#!?$]/.test(name)) throw new Error(`xmlText writes elements only, not ${name}`);
+    tags.set(name, (t = { open: `<${name}>`, close: `</${name}>`, empty: `<${name}/>` }));
+  }
   return t;
 }
 
@@ -191,16 +195,15 @@ function writeXml(out: string[], name: string, v: Value | Value[]): void {
     const at = out.push(tag.open) - 1;
     for (const k in v) {
       const x = v[k];
-      if (x === undefined) continue;
-      if (/^[@#!?$]/.test(k)) throw new Error(`xmlText writes elements only, not ${k}`);
-      writeXml(out, k, x);
+      if (x !== undefined) writeXml(out, k, x);
     }
     // Nothing inside: the empty element.
     if (out.length === at + 1) out[at] = tag.empty;
     else out.push(tag.close);
     return;
   }
-  const t = escapeText(String(v));
+  // A number or a boolean has nothing to escape.
+  const t = typeof v === 'string' ? escapeText(v) : String(v);
   if (t === '') out.push(tag.empty);
   else out.push(tag.open, t, tag.close);
 }
