@@ -531,16 +531,18 @@ export class OpenTripStops {
     const changed = summaries.filter((s) => known.get(s.trip_id)?.computedAt !== s.computed_at);
     const fresh = changed.length > 0 ? await selectStops(db, groupId, serviceDate, changed.map((s) => s.trip_id)) : [];
     const rowsOf = new Map<string, StopRow[]>(changed.map((s) => [s.trip_id, []]));
+    for (const r of fresh) rowsOf.get(r.trip_id)?.push(r);
     // A recomputed trip's rows as read before where they are the same (most of them: a round
     // passes a stop or two of a trip): the stop told from a row is then taken again (trackedStops),
-    // and the row just read is garbage at once, not kept to the next read.
-    let before: { tripId: string; bySequence: Map<number, StopRow> } | undefined;
-    for (const r of fresh) {
-      const rows = rowsOf.get(r.trip_id);
-      if (!rows) continue;
-      if (before?.tripId !== r.trip_id) before = { tripId: r.trip_id, bySequence: new Map((known.get(r.trip_id)?.rows ?? []).map((k) => [k.stop_sequence, k])) };
-      const was = before.bySequence.get(r.stop_sequence);
-      rows.push(was && sameRow(was, r) ? was : r);
+    // and the row just read is garbage at once, not kept to the next read. Only for a trip whose
+    // stops are those read before, in the same places (a stop is told from its place too: the
+    // last one's scheduled time is its arrival).
+    for (const [tripId, rows] of rowsOf) {
+      const was = known.get(tripId)?.rows;
+      if (!was || was.length !== rows.length || was.some((k, i) => k.stop_sequence !== rows[i]!.stop_sequence)) continue;
+      rows.forEach((r, i) => {
+        if (sameRow(was[i]!, r)) rows[i] = was[i]!;
+      });
     }
     const next = new Map<string, { computedAt: string; rows: StopRow[] }>();
     for (const s of summaries) next.set(s.trip_id, rowsOf.has(s.trip_id) ? { computedAt: s.computed_at, rows: rowsOf.get(s.trip_id)! } : known.get(s.trip_id)!);
