@@ -13,11 +13,12 @@
  * A rebuild of the same database at a later clock is not one under live reports: only the
  * passing of time moves the trips (predictions held to the clock, trips leaving the horizon);
  * live, a report moves its trip too (bench:network measures that, with everything else on the
- * machine). --recomputed: before each rebuild but the first, every trip still open is marked
- * recomputed (trip_tracking.computed_at set to the time; its rows unchanged), as if the tracking
- * rounds had recomputed each after a report: the snapshot then reads their stops again, the live
- * case of a network whose every bus reported since the last rebuild (the rows a report changes
- * are a stop or two of a trip). It writes to the database given.
+ * machine). --recomputed: before each rebuild but the first, every trip still open is written
+ * again (trip_tracking.computed_at and written, migration 0022) with the rows of its last stop
+ * passed and the next one (their values unchanged), as if the tracking rounds had recomputed each
+ * after a report: the snapshot then reads those rows again, the live case of a network whose every
+ * bus reported since the last rebuild (a report changes a stop or two of a trip). It writes to the
+ * database given.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
@@ -71,8 +72,23 @@ let previous: NetworkNow | undefined;
 for (let i = 0; i < Number(args.runs); i++) {
   const now = new Date(start.getTime() + i * Number(args.step) * 1000);
   if (args.recomputed && i > 0) {
-    const marked = await db.query('UPDATE trip_tracking SET computed_at = clock_timestamp() WHERE group_id = $1 AND NOT end_reported RETURNING 1', [group]);
-    console.log(`${fmt(marked.length)} open trips marked recomputed`);
+    // Each open trip written again, with the row of its last stop passed and the next one (what a
+    // round after a report rewrites; their values unchanged), as a tracking round writes them.
+    const marked = await db.query<{ rows: number }>(
+      `WITH t AS (
+         UPDATE trip_tracking SET computed_at = clock_timestamp(), written = nextval('trip_tracking_written') WHERE group_id = $1 AND NOT end_reported
+         RETURNING service_date, trip_id, written, last_passed_sequence),
+       r AS (
+         SELECT t.service_date, t.trip_id, s.stop_sequence, t.written FROM t CROSS JOIN LATERAL (
+           SELECT stop_sequence FROM trip_tracking_stops s WHERE s.group_id = $1 AND s.service_date = t.service_date AND s.trip_id = t.trip_id
+             AND s.stop_sequence >= coalesce(t.last_passed_sequence, 0) ORDER BY s.stop_sequence LIMIT 2) s),
+       w AS (
+         UPDATE trip_tracking_stops s SET written = r.written FROM r
+         WHERE s.group_id = $1 AND s.service_date = r.service_date AND s.trip_id = r.trip_id AND s.stop_sequence = r.stop_sequence RETURNING 1)
+       SELECT (SELECT count(*) FROM w)::int AS rows FROM t`,
+      [group],
+    );
+    console.log(`${fmt(marked.length)} open trips written again, ${fmt(marked[0]?.rows ?? 0)} of their stop rows`);
   }
   const snap = await timed(() => readSnapshot(db, group, now, config, memo, { recompute: false, previous }));
   const before = new Set(previous?.trips);

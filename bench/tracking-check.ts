@@ -5,7 +5,7 @@
  * incrementally: each round read only the reports that came since, docs/tracking.md), every
  * trip's summary and stop rows are read, then every trip is recomputed by a database handle that
  * holds nothing (each trip's reports read whole), and the rows read again. Prints how many trips
- * and stop rows differ, and the first differences, column by column (computed_at aside).
+ * and stop rows differ, and the first differences, column by column (computed_at and written aside).
  *
  * It rewrites the group's tracking (with what a round from nothing computes): run it on a
  * benchmark's database, not on a live one.
@@ -26,7 +26,12 @@ const norm = (v: unknown) => (v instanceof Date ? v.toISOString() : JSON.stringi
 async function read(db: Awaited<ReturnType<typeof openPostgres>>) {
   const trips = await db.query<Row>(`SELECT * FROM trip_tracking WHERE group_id = $1 ORDER BY service_date, trip_id`, [group]);
   const stops = await db.query<Row>(`SELECT * FROM trip_tracking_stops WHERE group_id = $1 ORDER BY service_date, trip_id, stop_sequence`, [group]);
-  for (const t of trips) delete t['computed_at'];
+  // When and by which write each was stored: a recomputation from nothing is a later write.
+  for (const t of trips) {
+    delete t['computed_at'];
+    delete t['written'];
+  }
+  for (const s of stops) delete s['written'];
   return { trips: new Map(trips.map((r) => [keyOf(r), r])), stops: new Map(stops.map((r) => [keyOf(r), r])) };
 }
 

@@ -80,11 +80,13 @@ async function store(items: ReturnType<typeof item>[]): Promise<void> {
   await insertReports(t.db, markTrips, g, device, r, new Date());
 }
 
-/** The trip's stored tracking, bar when it was computed. */
+/** The trip's stored tracking, bar when and by which write it was computed (computed_at, written). */
 async function stored(trip: string) {
   const [summary] = await t.db.query<Record<string, unknown>>('SELECT * FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND trip_id = $3', [g, DATE, trip]);
   delete summary!['computed_at'];
-  const stops = await t.db.query('SELECT * FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 ORDER BY stop_sequence', [g, DATE, trip]);
+  delete summary!['written'];
+  const stops = await t.db.query<Record<string, unknown>>('SELECT * FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND trip_id = $3 ORDER BY stop_sequence', [g, DATE, trip]);
+  for (const s of stops) delete s['written'];
   return { summary: summary!, stops };
 }
 

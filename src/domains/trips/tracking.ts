@@ -35,7 +35,7 @@ import { formatGtfsTime } from '../gtfs/time.js';
 import { emptyOverlay, type TripOverlay } from '../updates/overlay.js';
 import { overlayKey, overlaysFor } from '../updates/service.js';
 import { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres } from './passages.js';
-import { markTrips, selectDirty, selectMarksOf, selectRecordedTripIds, selectStops, selectSummaries, type StopRow, type SummaryRow } from './queries/tracking.js';
+import { markTrips, selectDirty, selectMarksOf, selectRecordedTripIds, selectStops, selectStopsWritten, selectSummaries, type StopRow, type SummaryRow } from './queries/tracking.js';
 import { recomputeTrips, type Mark, type TripKey } from './tracking/round.js';
 
 export { GPS_GAP_SECONDS, OFF_ITINERARY_M, kilometres, type Kilometres };
@@ -406,8 +406,8 @@ export async function trackingOf(
   if (o.recompute !== false) await refreshDirty(db, { groupId, dates: [serviceDate], ...(tripIds ? { tripIds } : {}) });
   const summariesRead = selectSummaries(db, groupId, serviceDate, tripIds ? [...tripIds] : null, o.open === true, new Date(now.getTime() - TRIP_CLOSE_AFTER_SECONDS * 1000));
   // The stops of the trips named (or of every trip) are read beside their summaries; those of the
-  // open trips once these are known, and only for the trips recomputed since the last such read
-  // (OpenTripStops: the feeds read every open trip each refresh, and few changed in between).
+  // open trips once these are known, and only the rows written since the last such read
+  // (OpenTripStops: the feeds read every open trip each refresh, and few rows changed in between).
   const stopsRead = o.open
     ? summariesRead.then((rows) => db.kept.of(OpenTripStops).read(db, groupId, serviceDate, rows))
     : selectStops(db, groupId, serviceDate, tripIds ? [...tripIds] : null);
@@ -517,40 +517,73 @@ function sameRow(a: StopRow, b: StopRow): boolean {
 const trackedStops = new WeakMap<StopRow, TrackedStop>();
 
 /**
- * The stored stop rows of the open trips of each group and date, as last read, with the
- * recomputation they came from (trip_tracking.computed_at: the round writes a trip's summary and
- * its stops in one statement). A read asks the database only for the trips recomputed since, or
- * new; a trip no longer open is forgotten. Kept per database handle (Db.kept).
+ * The stored stop rows of the open trips of each group and date, as last read, with the trip's
+ * write they came from (trip_tracking.written, migration 0022: the round writes a trip's summary
+ * and its changed stops in one statement, the stops taking the summary's `written`). A read asks
+ * the database only for the rows written since, of the trips written since (a round changes a stop
+ * or two of a trip: a city's rebuild reads some thousands of rows, not its open trips' 290,000),
+ * and for the whole of the trips new to it; a trip no longer open is forgotten. A row read again
+ * that holds the same values as the one kept (a write changed a column not read) is the one kept.
+ * A round that deleted rows of a trip (its stops changed) is told by their count (the summary's
+ * planned_stops): that trip is read whole. Kept per database handle (Db.kept).
  */
 export class OpenTripStops {
-  private readonly dates = new Map<string, Map<string, { computedAt: string; rows: StopRow[] }>>();
+  private readonly dates = new Map<string, Map<string, { written: number; rows: StopRow[] }>>();
 
-  async read(db: Db, groupId: string, serviceDate: string, summaries: readonly Pick<SummaryRow, 'trip_id' | 'computed_at'>[]): Promise<StopRow[]> {
+  async read(db: Db, groupId: string, serviceDate: string, summaries: readonly Pick<SummaryRow, 'trip_id' | 'written' | 'planned_stops'>[]): Promise<StopRow[]> {
     const key = `${groupId}\n${serviceDate}`;
-    const known = this.dates.get(key) ?? new Map<string, { computedAt: string; rows: StopRow[] }>();
-    const changed = summaries.filter((s) => known.get(s.trip_id)?.computedAt !== s.computed_at);
-    const fresh = changed.length > 0 ? await selectStops(db, groupId, serviceDate, changed.map((s) => s.trip_id)) : [];
-    const rowsOf = new Map<string, StopRow[]>(changed.map((s) => [s.trip_id, []]));
-    for (const r of fresh) rowsOf.get(r.trip_id)?.push(r);
-    // A recomputed trip's rows as read before where they are the same (most of them: a round
-    // passes a stop or two of a trip): the stop told from a row is then taken again (trackedStops),
-    // and the row just read is garbage at once, not kept to the next read. Only for a trip whose
-    // stops are those read before, in the same places (a stop is told from its place too: the
-    // last one's scheduled time is its arrival).
-    for (const [tripId, rows] of rowsOf) {
-      const was = known.get(tripId)?.rows;
-      if (!was || was.length !== rows.length || was.some((k, i) => k.stop_sequence !== rows[i]!.stop_sequence)) continue;
-      rows.forEach((r, i) => {
-        if (sameRow(was[i]!, r)) rows[i] = was[i]!;
-      });
+    const known = this.dates.get(key) ?? new Map<string, { written: number; rows: StopRow[] }>();
+    // Written since the last read: their changed rows; new to this reader (or written before what it read: never, a trip's writes draw increasing values), whole.
+    const since = summaries.filter((s) => known.has(s.trip_id) && known.get(s.trip_id)!.written < s.written);
+    const whole = summaries.filter((s) => !known.has(s.trip_id) || known.get(s.trip_id)!.written > s.written);
+    const [changedRows, wholeRows] = await Promise.all([
+      since.length > 0 ? selectStopsWritten(db, groupId, serviceDate, since.map((s) => ({ trip_id: s.trip_id, written: known.get(s.trip_id)!.written }))) : [],
+      whole.length > 0 ? selectStops(db, groupId, serviceDate, whole.map((s) => s.trip_id)) : [],
+    ]);
+    const rowsOf = new Map<string, StopRow[]>(whole.map((s) => [s.trip_id, []]));
+    for (const r of wholeRows) rowsOf.get(r.trip_id)?.push(r);
+    const changedOf = new Map<string, StopRow[]>();
+    for (const r of changedRows) (changedOf.get(r.trip_id) ?? changedOf.set(r.trip_id, []).get(r.trip_id)!).push(r);
+    const again: string[] = [];
+    for (const s of since) {
+      const rows = merged(known.get(s.trip_id)!.rows, changedOf.get(s.trip_id) ?? []);
+      if (rows.length === s.planned_stops) rowsOf.set(s.trip_id, rows);
+      else again.push(s.trip_id);
     }
-    const next = new Map<string, { computedAt: string; rows: StopRow[] }>();
-    for (const s of summaries) next.set(s.trip_id, rowsOf.has(s.trip_id) ? { computedAt: s.computed_at, rows: rowsOf.get(s.trip_id)! } : known.get(s.trip_id)!);
+    // Rows deleted since (or a round committed between the summaries' read and this one's): read whole.
+    if (again.length > 0) {
+      for (const id of again) rowsOf.set(id, []);
+      for (const r of await selectStops(db, groupId, serviceDate, again)) rowsOf.get(r.trip_id)!.push(r);
+    }
+    const next = new Map<string, { written: number; rows: StopRow[] }>();
+    for (const s of summaries) next.set(s.trip_id, rowsOf.has(s.trip_id) ? { written: s.written, rows: rowsOf.get(s.trip_id)! } : known.get(s.trip_id)!);
     // Two dates per group at most are open at once (yesterday's trips past midnight, today's).
     if (!this.dates.has(key) && this.dates.size >= 64) this.dates.delete(this.dates.keys().next().value!);
     this.dates.set(key, next);
     return [...next.values()].flatMap((t) => t.rows);
   }
+}
+
+/**
+ * A trip's rows as read before with those written since in their place (by stop_sequence, in
+ * order): a row written again that holds the same values as the one kept is the one kept, so the
+ * stop told from it is taken again (trackedStops).
+ */
+function merged(kept: readonly StopRow[], changed: readonly StopRow[]): StopRow[] {
+  if (changed.length === 0) return kept as StopRow[];
+  const bySequence = new Map(changed.map((r) => [r.stop_sequence, r]));
+  const out = kept.map((k) => {
+    const r = bySequence.get(k.stop_sequence);
+    if (r === undefined) return k;
+    bySequence.delete(k.stop_sequence);
+    return sameRow(k, r) ? k : r;
+  });
+  // Stops new to the trip (its stops changed): in their place by sequence.
+  if (bySequence.size > 0) {
+    out.push(...bySequence.values());
+    out.sort((a, b) => a.stop_sequence - b.stop_sequence);
+  }
+  return out;
 }
 
 /** Which of these trips have a stored tracking on the date, as stored (dirty trips are not recomputed first). */

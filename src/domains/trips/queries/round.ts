@@ -91,8 +91,8 @@ export function sameStop(a: StopResult, b: StopResult): boolean {
   return STOP_COLUMNS.every((f) => same(f(a), f(b)));
 }
 
-/** A statement and its parameters. */
-type Part = [text: string, params: unknown[]];
+/** A statement and its parameters, and the name another part reads its RETURNING by (else w<n>). */
+type Part = [text: string, params: unknown[], name?: string];
 
 /**
  * Statements as one: each a data-modifying WITH query of the next (their $n renumbered), so they
@@ -102,12 +102,12 @@ type Part = [text: string, params: unknown[]];
  * queries nobody reads at the end of the statement, in the order written; its documentation leaves
  * that order open, and it only matters for the order two instances' rounds lock rows in.)
  */
-function together(parts: readonly Part[], last: string): Part {
+function together(parts: readonly Part[], last: string): [text: string, params: unknown[]] {
   const params: unknown[] = [];
-  const ctes = parts.map(([text, p], i) => {
+  const ctes = parts.map(([text, p, name], i) => {
     const offset = params.length;
     params.push(...p);
-    return `w${i} AS (${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
+    return `${name ?? `w${i}`} AS (${text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`)})`;
   });
   return [`WITH ${ctes.join(',\n')}\n${last}`, params];
 }
@@ -116,7 +116,10 @@ function together(parts: readonly Part[], last: string): Part {
  * The round's results in one statement (see together): the stop rows no longer scheduled deleted, the trips
  * with nothing recorded deleted, every stop row and trip row upserted (one statement each, arrays
  * through unnest; a stop row that did not change is not rewritten), and `marks` cleared unless a
- * newer report marked the trip again meanwhile. Returns the computed_at written.
+ * newer report marked the trip again meanwhile. Each trip's upsert draws its `written` (migration
+ * 0022), which the stop rows inserted or changed take: its stop rows are upserted from the trips'
+ * (they read its RETURNING), so a trip's row is locked before its stop rows, in every round alike.
+ * Returns the computed_at written.
  */
 export async function writeRound(
   db: Db, results: readonly { key: TripKey; result: TripResult | null; changed?: readonly StopResult[] }[], marks: readonly Mark[],
@@ -146,44 +149,18 @@ export async function writeRound(
         [col(gone, (r) => r.key.group_id), col(gone, (r) => r.key.service_date), col(gone, (r) => r.key.trip_id)]]);
     }
   }
-  if (stops.length > 0) {
-    const values = stops.map((x) => stopValues(x.r));
-    parts.push([
-      `INSERT INTO trip_tracking_stops AS o (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
-         actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out, actual_arrival_at, actual_departure_at)
-       SELECT u.g, u.d, u.t, u.stop_sequence, u.stop_id, u.stop_name, u.stop_lat, u.stop_lon, u.sa, u.sd, u.actual_at, u.source, u.delay_seconds, u.lat, u.lon, u.gps_valid,
-              u.device_id, u.vehicle_id, u.driver_id, u.di::int[], u.dout::int[], u.aa, u.ad
-       FROM unnest($1::text[], $2::date[], $3::text[], $4::int[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[],
-         $13::int[], $14::float8[], $15::float8[], $16::bool[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::timestamptz[], $23::timestamptz[])
-         AS u(g, d, t, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, sa, sd, actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, di, dout, aa, ad)
-       ON CONFLICT (group_id, service_date, trip_id, stop_sequence) DO UPDATE SET
-         stop_id = EXCLUDED.stop_id, stop_name = EXCLUDED.stop_name, stop_lat = EXCLUDED.stop_lat, stop_lon = EXCLUDED.stop_lon,
-         scheduled_arrival_at = EXCLUDED.scheduled_arrival_at, scheduled_departure_at = EXCLUDED.scheduled_departure_at, actual_at = EXCLUDED.actual_at,
-         source = EXCLUDED.source, delay_seconds = EXCLUDED.delay_seconds, lat = EXCLUDED.lat, lon = EXCLUDED.lon, gps_valid = EXCLUDED.gps_valid,
-         device_id = EXCLUDED.device_id, vehicle_id = EXCLUDED.vehicle_id, driver_id = EXCLUDED.driver_id, doors_in = EXCLUDED.doors_in, doors_out = EXCLUDED.doors_out,
-         actual_arrival_at = EXCLUDED.actual_arrival_at, actual_departure_at = EXCLUDED.actual_departure_at
-       WHERE (o.stop_id, o.stop_name, o.stop_lat, o.stop_lon, o.scheduled_arrival_at, o.scheduled_departure_at, o.actual_at, o.source, o.delay_seconds, o.lat, o.lon,
-              o.gps_valid, o.device_id, o.vehicle_id, o.driver_id, o.doors_in, o.doors_out, o.actual_arrival_at, o.actual_departure_at)
-         IS DISTINCT FROM (EXCLUDED.stop_id, EXCLUDED.stop_name, EXCLUDED.stop_lat, EXCLUDED.stop_lon, EXCLUDED.scheduled_arrival_at, EXCLUDED.scheduled_departure_at,
-              EXCLUDED.actual_at, EXCLUDED.source, EXCLUDED.delay_seconds, EXCLUDED.lat, EXCLUDED.lon, EXCLUDED.gps_valid, EXCLUDED.device_id, EXCLUDED.vehicle_id,
-              EXCLUDED.driver_id, EXCLUDED.doors_in, EXCLUDED.doors_out, EXCLUDED.actual_arrival_at, EXCLUDED.actual_departure_at)`,
-      [
-        col(stops, (x) => x.key.group_id), col(stops, (x) => x.key.service_date), col(stops, (x) => x.key.trip_id),
-        ...STOP_COLUMNS.map((_, i) => values.map((v) => v[i])),
-      ],
-    ]);
-  }
+  // The trips' upsert comes first: their stop rows take the `written` it draws (migration 0022).
   if (stopped.length > 0) {
     const t = stopped;
     parts.push([
       `INSERT INTO trip_tracking (group_id, service_date, trip_id, route_id, start_time, gtfs_id, scheduled_start_at, scheduled_end_at, started_at, ended_at, end_reported,
          last_report_at, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops, unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km,
          off_itinerary_km, reliable_km, unreliable_km, percent_km, positions, invalid_positions, boardings, alightings, max_load, device_ids, vehicle_ids, driver_ids,
-         direction_id, block_id, headsign, first_stop_id, last_stop_id, last_sequence, doors, computed_at)
+         direction_id, block_id, headsign, first_stop_id, last_stop_id, last_sequence, doors, computed_at, written)
        SELECT u.g, u.d, u.t, u.route_id, u.start_time, u.gtfs_id, u.ssa, u.sea, u.started_at, u.ended_at, u.end_reported, u.last_report_at, u.delay_seconds, u.delay_stop_sequence,
               u.planned_stops, u.recorded_stops, u.unpassed::int[], u.last_passed_sequence, u.tk, u.vk, u.rck, u.oik, u.rk, u.uk, u.pk, u.positions, u.invalid_positions,
               u.boardings, u.alightings, u.max_load, u.dev::text[], u.veh::text[], u.drv::text[], u.direction_id, u.block_id, u.headsign, u.first_stop_id, u.last_stop_id,
-              u.last_sequence, u.doors, now()
+              u.last_sequence, u.doors, now(), nextval('trip_tracking_written')
        FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::int[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::bool[],
          $12::timestamptz[], $13::int[], $14::int[], $15::int[], $16::int[], $17::text[], $18::int[], $19::float8[], $20::float8[], $21::float8[], $22::float8[], $23::float8[],
          $24::float8[], $25::float8[], $26::int[], $27::int[], $28::int[], $29::int[], $30::int[], $31::text[], $32::text[], $33::text[], $34::int[], $35::text[], $36::text[],
@@ -201,7 +178,10 @@ export async function writeRound(
          positions = EXCLUDED.positions, invalid_positions = EXCLUDED.invalid_positions, boardings = EXCLUDED.boardings, alightings = EXCLUDED.alightings,
          max_load = EXCLUDED.max_load, device_ids = EXCLUDED.device_ids, vehicle_ids = EXCLUDED.vehicle_ids, driver_ids = EXCLUDED.driver_ids,
          direction_id = EXCLUDED.direction_id, block_id = EXCLUDED.block_id, headsign = EXCLUDED.headsign, first_stop_id = EXCLUDED.first_stop_id,
-         last_stop_id = EXCLUDED.last_stop_id, last_sequence = EXCLUDED.last_sequence, doors = EXCLUDED.doors, computed_at = now()`,
+         last_stop_id = EXCLUDED.last_stop_id, last_sequence = EXCLUDED.last_sequence, doors = EXCLUDED.doors, computed_at = now(),
+         -- Drawn under the trip row's lock (taken before SET is evaluated): a later write, a greater value.
+         written = nextval('trip_tracking_written')
+       RETURNING group_id, service_date, trip_id, written`,
       [
         col(t, (x) => x.key.group_id), col(t, (x) => x.key.service_date), col(t, (x) => x.key.trip_id),
         col(t, (x) => x.result.route_id), col(t, (x) => x.result.start_time), col(t, (x) => x.result.gtfs_id), col(t, (x) => x.result.scheduled_start_at),
@@ -214,6 +194,35 @@ export async function writeRound(
         col(t, (x) => x.result.max_load), col(t, (x) => textArray(x.result.device_ids)), col(t, (x) => textArray(x.result.vehicle_ids)), col(t, (x) => textArray(x.result.driver_ids)),
         col(t, (x) => x.result.direction_id), col(t, (x) => x.result.block_id), col(t, (x) => x.result.headsign), col(t, (x) => x.result.first_stop_id),
         col(t, (x) => x.result.last_stop_id), col(t, (x) => x.result.last_sequence), col(t, (x) => x.result.doors),
+      ],
+      'written_trips',
+    ]);
+  }
+  if (stops.length > 0) {
+    const values = stops.map((x) => stopValues(x.r));
+    parts.push([
+      `INSERT INTO trip_tracking_stops AS o (group_id, service_date, trip_id, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, scheduled_arrival_at, scheduled_departure_at,
+         actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, doors_in, doors_out, actual_arrival_at, actual_departure_at, written)
+       SELECT u.g, u.d, u.t, u.stop_sequence, u.stop_id, u.stop_name, u.stop_lat, u.stop_lon, u.sa, u.sd, u.actual_at, u.source, u.delay_seconds, u.lat, u.lon, u.gps_valid,
+              u.device_id, u.vehicle_id, u.driver_id, u.di::int[], u.dout::int[], u.aa, u.ad, v.written
+       FROM unnest($1::text[], $2::date[], $3::text[], $4::int[], $5::text[], $6::text[], $7::float8[], $8::float8[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[],
+         $13::int[], $14::float8[], $15::float8[], $16::bool[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::timestamptz[], $23::timestamptz[])
+         AS u(g, d, t, stop_sequence, stop_id, stop_name, stop_lat, stop_lon, sa, sd, actual_at, source, delay_seconds, lat, lon, gps_valid, device_id, vehicle_id, driver_id, di, dout, aa, ad)
+         JOIN written_trips v ON v.group_id = u.g AND v.service_date = u.d AND v.trip_id = u.t
+       ON CONFLICT (group_id, service_date, trip_id, stop_sequence) DO UPDATE SET
+         stop_id = EXCLUDED.stop_id, stop_name = EXCLUDED.stop_name, stop_lat = EXCLUDED.stop_lat, stop_lon = EXCLUDED.stop_lon,
+         scheduled_arrival_at = EXCLUDED.scheduled_arrival_at, scheduled_departure_at = EXCLUDED.scheduled_departure_at, actual_at = EXCLUDED.actual_at,
+         source = EXCLUDED.source, delay_seconds = EXCLUDED.delay_seconds, lat = EXCLUDED.lat, lon = EXCLUDED.lon, gps_valid = EXCLUDED.gps_valid,
+         device_id = EXCLUDED.device_id, vehicle_id = EXCLUDED.vehicle_id, driver_id = EXCLUDED.driver_id, doors_in = EXCLUDED.doors_in, doors_out = EXCLUDED.doors_out,
+         actual_arrival_at = EXCLUDED.actual_arrival_at, actual_departure_at = EXCLUDED.actual_departure_at, written = EXCLUDED.written
+       WHERE (o.stop_id, o.stop_name, o.stop_lat, o.stop_lon, o.scheduled_arrival_at, o.scheduled_departure_at, o.actual_at, o.source, o.delay_seconds, o.lat, o.lon,
+              o.gps_valid, o.device_id, o.vehicle_id, o.driver_id, o.doors_in, o.doors_out, o.actual_arrival_at, o.actual_departure_at)
+         IS DISTINCT FROM (EXCLUDED.stop_id, EXCLUDED.stop_name, EXCLUDED.stop_lat, EXCLUDED.stop_lon, EXCLUDED.scheduled_arrival_at, EXCLUDED.scheduled_departure_at,
+              EXCLUDED.actual_at, EXCLUDED.source, EXCLUDED.delay_seconds, EXCLUDED.lat, EXCLUDED.lon, EXCLUDED.gps_valid, EXCLUDED.device_id, EXCLUDED.vehicle_id,
+              EXCLUDED.driver_id, EXCLUDED.doors_in, EXCLUDED.doors_out, EXCLUDED.actual_arrival_at, EXCLUDED.actual_departure_at)`,
+      [
+        col(stops, (x) => x.key.group_id), col(stops, (x) => x.key.service_date), col(stops, (x) => x.key.trip_id),
+        ...STOP_COLUMNS.map((_, i) => values.map((v) => v[i])),
       ],
     ]);
   }

@@ -15,8 +15,10 @@ export type SummaryRow = { trip_id: string } & Kilometres &
     | 'planned_stops' | 'recorded_stops' | 'unpassed_stops' | 'last_passed_sequence' | 'boardings' | 'alightings' | 'max_load'
     | 'device_ids' | 'vehicle_ids' | 'driver_ids'
   > & {
-    /** When the trip was last recomputed (text: microseconds), which its stop rows change with. */
+    /** When the trip was last recomputed (text: microseconds). */
     computed_at: string;
+    /** The trip's last write (migration 0022): its stop rows changed since a read that saw w are those with `written` > w. */
+    written: number;
   };
 
 export interface StopRow {
@@ -115,7 +117,7 @@ export function selectSummaries(db: Queryable, groupId: string, serviceDate: str
   return db.query<SummaryRow>(
     `SELECT trip_id, route_id, start_time, scheduled_end_at, started_at, ended_at, end_reported, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops,
             unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km, off_itinerary_km, reliable_km, unreliable_km, percent_km, boardings, alightings,
-            max_load, device_ids, vehicle_ids, driver_ids, computed_at::text AS computed_at
+            max_load, device_ids, vehicle_ids, driver_ids, computed_at::text AS computed_at, written::float8 AS written
      FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[]))
        AND (NOT $4::boolean OR (NOT end_reported AND (scheduled_end_at IS NULL OR scheduled_end_at >= $5))) ORDER BY started_at, trip_id`,
     [groupId, serviceDate, tripIds, open, endedSince],
@@ -143,6 +145,20 @@ export function selectStops(db: Queryable, groupId: string, serviceDate: string,
   return db.query<StopRow>(
     `SELECT ${STOP_COLUMNS} FROM trip_tracking_stops WHERE group_id = $1 AND service_date = $2 AND trip_id = ANY($3::text[]) ORDER BY trip_id, stop_sequence`,
     [groupId, serviceDate, tripIds],
+  );
+}
+
+/**
+ * The stop rows of these trips of a date written after the write of each given (`since`, by
+ * trip: migration 0022), by trip and sequence: what changed of them since a read of the trips that
+ * saw those writes. By the key, trip by trip (a join to the list, whatever the plan's parameters).
+ */
+export function selectStopsWritten(db: Queryable, groupId: string, serviceDate: string, trips: readonly { trip_id: string; written: number }[]): Promise<StopRow[]> {
+  return db.query<StopRow>(
+    `SELECT ${STOP_COLUMNS} FROM unnest($3::text[], $4::bigint[]) AS k(t, w)
+     JOIN trip_tracking_stops s ON s.group_id = $1 AND s.service_date = $2 AND s.trip_id = k.t AND s.written > k.w
+     ORDER BY s.trip_id, s.stop_sequence`,
+    [groupId, serviceDate, trips.map((t) => t.trip_id), trips.map((t) => t.written)],
   );
 }
 
