@@ -356,7 +356,19 @@ async function tripsOf(
   // The GTFS shape of each trip on a detour (its full path is built from it).
   const shapes = await memo.shapesOf(db, groupId, gtfsId, detours.map((d) => d.shape_id));
   for (const { ft, shape_id } of detours) ft.shape = shapes.get(shape_id)!;
-  return out.sort((a, b) => a.trip.first_departure_at.getTime() - b.trip.first_departure_at.getTime() || (a.key < b.key ? -1 : 1));
+  return byDeparture(out);
+}
+
+/**
+ * Trips by first departure, then key. Each trip's departure is read once, not at each comparison:
+ * the comparator reading both trips' Dates took a city's rebuild about 120 ms (a CPU profile,
+ * bench/feeds-rebuild.ts, 2026-12-03) for its 14,000 trips.
+ */
+function byDeparture(trips: readonly FeedTrip[]): FeedTrip[] {
+  const at = new Float64Array(trips.length);
+  trips.forEach((ft, i) => (at[i] = ft.trip.first_departure_at.getTime()));
+  const order = Array.from(trips.keys()).sort((i, j) => at[i]! - at[j]! || (trips[i]!.key < trips[j]!.key ? -1 : 1));
+  return order.map((i) => trips[i]!);
 }
 
 /**
