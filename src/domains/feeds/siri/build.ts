@@ -10,7 +10,7 @@ import { gunzipSync } from 'node:zlib';
 import { create } from 'xmlbuilder2';
 import { slices } from '../../../platform/slices.js';
 import { addDays, isoWithOffset, serviceDayStart } from '../../../platform/time.js';
-import type { RouteInfo, StopInfo } from '../../gtfs/service-days.js';
+import type { RouteInfo, ScheduledStopTime, StopInfo } from '../../gtfs/service-days.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
 import { alertUpdates } from '../gtfs-rt/feeds.js';
 import { assemble, piece, TripPieces, type Piece } from '../fragments.js';
@@ -42,14 +42,36 @@ export function siriDocument(body: Node): string {
 /**
  * An instant as the group's local time with its UTC offset, to the second (2026-03-02T08:01:00+01:00).
  * A document of a whole network holds hundreds of thousands of them: the exports' formatter, one
- * per zone, looks the offset up once per quarter hour instead of once per time.
+ * per zone, looks the offset up once per quarter hour instead of once per time; and each second's
+ * text is kept (SECONDS_KEPT at most per zone), as a network's documents write the same few tens of
+ * thousands of seconds again and again (the schedule's times, the predictions'): made each time,
+ * they were a quarter of a city timetable rebuild's garbage (331 MB in four rebuilds, a sampling
+ * allocation profile, bench/feeds-rebuild.ts, 2026-12-03).
  */
 export const siriTime = (d: Date, tz: string) => formatterOf(tz)(d);
 
-const formatters = new Map<string, (at: Date | number) => string>();
-function formatterOf(tz: string): (at: Date | number) => string {
+/** Seconds whose text is kept per zone: two service days and more; past it, the texts kept are let go and kept anew. */
+const SECONDS_KEPT = 200_000;
+
+const formatters = new Map<string, (at: Date) => string>();
+function formatterOf(tz: string): (at: Date) => string {
   let f = formatters.get(tz);
-  if (!f) formatters.set(tz, (f = isoWithOffset(tz)));
+  if (!f) {
+    const format = isoWithOffset(tz);
+    const texts = new Map<number, string>();
+    f = (at: Date) => {
+      // The text is to the second: the instant's second (UTC) tells it whole in a zone.
+      const second = Math.floor(at.getTime() / 1000);
+      let text = texts.get(second);
+      if (text === undefined) {
+        if (texts.size >= SECONDS_KEPT) texts.clear();
+        text = format(second * 1000);
+        texts.set(second, text);
+      }
+      return text;
+    };
+    formatters.set(tz, f);
+  }
   return f;
 }
 
@@ -86,6 +108,22 @@ function estimatedCall(c: Call, order: number, tz: string): Node {
   };
 }
 
+/** A journey of the EstimatedTimetable as the object xmlText writes (`situations`: the ids of the updates told as situations). */
+export function journeyNode(ft: FeedTrip, tz: string, situations: ReadonlySet<string>): Node {
+  const refs = ft.overlay.applied.map((u) => u.update_id).filter((id) => situations.has(id));
+  return {
+    LineRef: ft.trip.route_id,
+    DirectionRef: ft.trip.direction_id === null ? undefined : String(ft.trip.direction_id),
+    FramedVehicleJourneyRef: { DataFrameRef: ft.service_date, DatedVehicleJourneyRef: journeyRef(ft) },
+    Cancellation: ft.overlay.cancelled ? true : undefined,
+    DestinationName: ft.trip.headsign ?? undefined,
+    SituationRef: refs.length > 0 ? refs.map((r) => ({ SituationSimpleRef: r })) : undefined,
+    Monitored: monitored(ft),
+    EstimatedCalls: ft.overlay.cancelled ? undefined : { EstimatedCall: ft.calls.map((c, i) => estimatedCall(c, i + 1, tz)) },
+    IsCompleteStopSequence: ft.overlay.cancelled ? undefined : true,
+  };
+}
+
 /**
  * EstimatedTimetable: every journey the snapshot carries (every journey in progress, the next
  * journeys of their blocks within the predictions' horizon, those an update or a delay concerns),
@@ -109,20 +147,6 @@ export async function estimatedTimetableOutput(
 ): Promise<{ gzip: Buffer; size: number; fingerprint: Buffer; pieces: TripPieces } | null> {
   const tz = net.timezone;
   const situations = new Set(alertUpdates(net).map((u) => u.update_id));
-  const journey = (ft: FeedTrip): Node => {
-    const refs = ft.overlay.applied.map((u) => u.update_id).filter((id) => situations.has(id));
-    return {
-      LineRef: ft.trip.route_id,
-      DirectionRef: ft.trip.direction_id === null ? undefined : String(ft.trip.direction_id),
-      FramedVehicleJourneyRef: { DataFrameRef: ft.service_date, DatedVehicleJourneyRef: journeyRef(ft) },
-      Cancellation: ft.overlay.cancelled ? true : undefined,
-      DestinationName: ft.trip.headsign ?? undefined,
-      SituationRef: refs.length > 0 ? refs.map((r) => ({ SituationSimpleRef: r })) : undefined,
-      Monitored: monitored(ft),
-      EstimatedCalls: ft.overlay.cancelled ? undefined : { EstimatedCall: ft.calls.map((c, i) => estimatedCall(c, i + 1, tz)) },
-      IsCompleteStopSequence: ft.overlay.cancelled ? undefined : true,
-    };
-  };
   const trips = net.trips.filter((ft) => o.lineRef === undefined || ft.trip.route_id === o.lineRef);
   // The SIRI 2.1 schema wants at least one journey in a delivery: none, no document (the route answers 204).
   if (trips.length === 0) return null;
@@ -147,7 +171,7 @@ export async function estimatedTimetableOutput(
   const parts: Piece[] = [piece(shell.slice(0, at))];
   const turn = slices();
   for (const ft of trips) {
-    const p = pieces.of(ft, () => piece(xmlText('EstimatedVehicleJourney', journey(ft))))!;
+    const p = pieces.of(ft, () => piece(plainJourneyText(ft, tz) ?? xmlText('EstimatedVehicleJourney', journeyNode(ft, tz, situations))))!;
     parts.push(p);
     hash.update(p.digest);
     const wait = turn();
@@ -158,6 +182,71 @@ export async function estimatedTimetableOutput(
 }
 
 const JOURNEYS_MARK = 'journeys';
+
+/** An element with a text as writeXml writes it (escaped; empty: the empty element). */
+function element(name: string, text: string): string {
+  const t = escapeText(text);
+  return t === '' ? `<${name}/>` : `<${name}>${t}</${name}>`;
+}
+
+/** What a plain journey's call tells from its stop alone, before and after its expected arrival (plainJourneyText). */
+interface CallShell {
+  /** From <EstimatedCall> to the aimed arrival. */
+  head: string;
+  /** The aimed departure. */
+  middle: string;
+}
+
+/** The shells of a trip's calls, by the trip's stops of the day (the schedule memo's list, the same from one rebuild to the next) and zone. */
+const shells = new WeakMap<readonly ScheduledStopTime[], { tz: string; calls: CallShell[] }>();
+
+/**
+ * The text of a plain journey (no update applies to it: each call is its scheduled stop), the same
+ * as xmlText('EstimatedVehicleJourney', …) writes, null for any other (written through the object
+ * model). What a call tells from its stop (its reference, order, name, aimed times) is kept by the
+ * trip's stops and written once a day, not each time the trip's predictions change: a city's
+ * timetable rebuild writes some 3,500 such journeys of 40 calls, and through the object model they
+ * were 40 % of its garbage (a sampling allocation profile, bench/feeds-rebuild.ts, 2026-12-03).
+ */
+export function plainJourneyText(ft: FeedTrip, tz: string): string | null {
+  if (ft.overlay.applied.length > 0 || ft.overlay.cancelled || ft.calls.length !== ft.stops.length) return null;
+  let known = shells.get(ft.stops);
+  if (!known || known.tz !== tz) {
+    const t = (d: Date | null) => (d ? siriTime(d, tz) : null);
+    const calls = ft.calls.map((c, i): CallShell => {
+      const aimedArrival = t(c.arrival_at);
+      const aimedDeparture = t(c.departure_at);
+      return {
+        head: `<EstimatedCall>${element('StopPointRef', c.stop_id)}<Order>${i + 1}</Order>${c.name === null ? '' : element('StopPointName', c.name)}${aimedArrival === null ? '' : element('AimedArrivalTime', aimedArrival)}`,
+        middle: aimedDeparture === null ? '' : element('AimedDepartureTime', aimedDeparture),
+      };
+    });
+    shells.set(ft.stops, (known = { tz, calls }));
+  }
+  const out = [
+    '<EstimatedVehicleJourney>', element('LineRef', ft.trip.route_id),
+    ft.trip.direction_id === null ? '' : element('DirectionRef', String(ft.trip.direction_id)),
+    '<FramedVehicleJourneyRef>', element('DataFrameRef', ft.service_date), element('DatedVehicleJourneyRef', journeyRef(ft)), '</FramedVehicleJourneyRef>',
+    ft.trip.headsign === null ? '' : element('DestinationName', ft.trip.headsign),
+    `<Monitored>${monitored(ft)}</Monitored>`,
+  ];
+  if (ft.calls.length === 0) out.push('<EstimatedCalls/>');
+  else {
+    out.push('<EstimatedCalls>');
+    for (let i = 0; i < ft.calls.length; i++) {
+      const c = ft.calls[i]!;
+      const shell = known.calls[i]!;
+      out.push(
+        shell.head, c.expected_arrival_at ? `<ExpectedArrivalTime>${siriTime(c.expected_arrival_at, tz)}</ExpectedArrivalTime>` : '',
+        shell.middle, c.expected_departure_at ? `<ExpectedDepartureTime>${siriTime(c.expected_departure_at, tz)}</ExpectedDepartureTime>` : '',
+        '</EstimatedCall>',
+      );
+    }
+    out.push('</EstimatedCalls>');
+  }
+  out.push('<IsCompleteStopSequence>true</IsCompleteStopSequence></EstimatedVehicleJourney>');
+  return out.join('');
+}
 
 /**
  * The text of an element as xmlbuilder2 writes it from the same object (the documents are the same
