@@ -1,8 +1,7 @@
 /**
- * A plain journey of the EstimatedTimetable (no update applies to it) is written from the shells of
- * its calls kept by the trip's stops (plainJourneyText): the text must be the one the object model
- * writes (xmlText of journeyNode), whatever the trip holds, and stay so when its predictions change
- * and the shells are taken again.
+ * A plain journey of the EstimatedTimetable (no update applies to it) is written straight as text
+ * (plainJourneyText): the text must be the one the object model writes (xmlText of journeyNode),
+ * whatever the trip holds, and when its predictions change.
  */
 import { describe, expect, it } from 'vitest';
 import { callsOf, type FeedTrip } from '../../src/domains/feeds/network.js';

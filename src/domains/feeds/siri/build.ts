@@ -10,7 +10,7 @@ import { gunzipSync } from 'node:zlib';
 import { create } from 'xmlbuilder2';
 import { slices } from '../../../platform/slices.js';
 import { addDays, isoWithOffset, serviceDayStart } from '../../../platform/time.js';
-import type { RouteInfo, ScheduledStopTime, StopInfo } from '../../gtfs/service-days.js';
+import type { RouteInfo, StopInfo } from '../../gtfs/service-days.js';
 import type { TripUpdateRecord } from '../../updates/schemas.js';
 import { alertUpdates } from '../gtfs-rt/feeds.js';
 import { assemble, piece, TripPieces, type Piece } from '../fragments.js';
@@ -189,40 +189,17 @@ function element(name: string, text: string): string {
   return t === '' ? `<${name}/>` : `<${name}>${t}</${name}>`;
 }
 
-/** What a plain journey's call tells from its stop alone, before and after its expected arrival (plainJourneyText). */
-interface CallShell {
-  /** From <EstimatedCall> to the aimed arrival. */
-  head: string;
-  /** The aimed departure. */
-  middle: string;
-}
-
-/** The shells of a trip's calls, by the trip's stops of the day (the schedule memo's list, the same from one rebuild to the next) and zone. */
-const shells = new WeakMap<readonly ScheduledStopTime[], { tz: string; calls: CallShell[] }>();
-
 /**
  * The text of a plain journey (no update applies to it: each call is its scheduled stop), the same
  * as xmlText('EstimatedVehicleJourney', …) writes, null for any other (written through the object
- * model). What a call tells from its stop (its reference, order, name, aimed times) is kept by the
- * trip's stops and written once a day, not each time the trip's predictions change: a city's
- * timetable rebuild writes some 3,500 such journeys of 40 calls, and through the object model they
- * were 40 % of its garbage (a sampling allocation profile, bench/feeds-rebuild.ts, 2026-12-03).
+ * model). Written straight as text, a call a handful of strings: a city's timetable rebuild writes
+ * some 3,500 such journeys of 40 calls, and through the object model (an object per call, its
+ * elements' names looked up and their texts escaped one by one) they were 40 % of its garbage (a
+ * sampling allocation profile, bench/feeds-rebuild.ts, 2026-12-03).
  */
 export function plainJourneyText(ft: FeedTrip, tz: string): string | null {
   if (ft.overlay.applied.length > 0 || ft.overlay.cancelled || ft.calls.length !== ft.stops.length) return null;
-  let known = shells.get(ft.stops);
-  if (!known || known.tz !== tz) {
-    const t = (d: Date | null) => (d ? siriTime(d, tz) : null);
-    const calls = ft.calls.map((c, i): CallShell => {
-      const aimedArrival = t(c.arrival_at);
-      const aimedDeparture = t(c.departure_at);
-      return {
-        head: `<EstimatedCall>${element('StopPointRef', c.stop_id)}<Order>${i + 1}</Order>${c.name === null ? '' : element('StopPointName', c.name)}${aimedArrival === null ? '' : element('AimedArrivalTime', aimedArrival)}`,
-        middle: aimedDeparture === null ? '' : element('AimedDepartureTime', aimedDeparture),
-      };
-    });
-    shells.set(ft.stops, (known = { tz, calls }));
-  }
+  const time = (name: string, d: Date | null) => (d ? `<${name}>${siriTime(d, tz)}</${name}>` : '');
   const out = [
     '<EstimatedVehicleJourney>', element('LineRef', ft.trip.route_id),
     ft.trip.direction_id === null ? '' : element('DirectionRef', String(ft.trip.direction_id)),
@@ -235,11 +212,10 @@ export function plainJourneyText(ft: FeedTrip, tz: string): string | null {
     out.push('<EstimatedCalls>');
     for (let i = 0; i < ft.calls.length; i++) {
       const c = ft.calls[i]!;
-      const shell = known.calls[i]!;
       out.push(
-        shell.head, c.expected_arrival_at ? `<ExpectedArrivalTime>${siriTime(c.expected_arrival_at, tz)}</ExpectedArrivalTime>` : '',
-        shell.middle, c.expected_departure_at ? `<ExpectedDepartureTime>${siriTime(c.expected_departure_at, tz)}</ExpectedDepartureTime>` : '',
-        '</EstimatedCall>',
+        '<EstimatedCall>', element('StopPointRef', c.stop_id), `<Order>${i + 1}</Order>`, c.name === null ? '' : element('StopPointName', c.name),
+        time('AimedArrivalTime', c.arrival_at), time('ExpectedArrivalTime', c.expected_arrival_at),
+        time('AimedDepartureTime', c.departure_at), time('ExpectedDepartureTime', c.expected_departure_at), '</EstimatedCall>',
       );
     }
     out.push('</EstimatedCalls>');
