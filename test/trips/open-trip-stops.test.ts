@@ -1,11 +1,11 @@
 /**
  * The open trips' tracking as the feeds read it each refresh (trackingOf with `open`): the stop
  * rows of a trip written since the last read are read again, alone (OpenTripStops, by
- * trip_tracking.written), a row that reads as before is the one read before, a trip whose rows
- * were deleted since is read whole, and a late report is in the next read.
+ * trip_tracking.written), a row that reads as before is the one read before, a trip whose stops
+ * changed since (rows deleted or added) is read whole, and a late report is in the next read.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OpenTripStops, trackingOf } from '../../src/domains/trips/tracking.js';
+import { OpenTripStops, recomputeTrip, trackingOf } from '../../src/domains/trips/tracking.js';
 import { selectStops, selectStopsWritten, selectSummaries } from '../../src/domains/trips/queries/tracking.js';
 import type { Queryable } from '../../src/platform/db/index.js';
 import { sqlLiteral } from '../../src/platform/db/types.js';
@@ -111,6 +111,19 @@ describe('the open trips read each refresh', () => {
       [g, DATE],
     );
     expect(await read()).toEqual([1, 2]);
+  });
+
+  it('reads a trip whole when a stop was added to it since: the stop that was last is told in its new place (its scheduled time the departure, no longer the arrival)', async () => {
+    const s2 = async () => (await trackingOf(t.db, g, DATE, undefined, { now: new Date(at('07:15:00')), open: true })).find((x) => x.trip_id === 'T2')!.stops;
+    // T2 as the test before left it: S1 and S2, S2 the last (its scheduled time the arrival, 08:10 local).
+    const before = await s2();
+    expect(before.map((x) => x.stop_sequence)).toEqual([1, 2]);
+    expect(before[1]!.scheduled_at).toBe(at('07:10:00'));
+    // A round from what was recorded writes S3 back (stamped); S1 and S2 read as before keep their stamp.
+    await recomputeTrip(t.db, g, DATE, 'T2');
+    const after = await s2();
+    expect(after.map((x) => x.stop_sequence)).toEqual([1, 2, 3]);
+    expect(after[1]!.scheduled_at).toBe(at('07:11:00'));
   });
 
   it('leaves out a trip once it ended', async () => {

@@ -524,8 +524,8 @@ const trackedStops = new WeakMap<StopRow, TrackedStop>();
  * or two of a trip: a city's rebuild reads some thousands of rows, not its open trips' 290,000),
  * and for the whole of the trips new to it; a trip no longer open is forgotten. A row read again
  * that holds the same values as the one kept (a write changed a column not read) is the one kept.
- * A round that deleted rows of a trip (its stops changed) is told by their count (the summary's
- * planned_stops): that trip is read whole. Kept per database handle (Db.kept).
+ * A trip whose stops changed since is read whole: a stop new to it is among the rows read, rows
+ * deleted are told by their count (the summary's planned_stops). Kept per database handle (Db.kept).
  */
 export class OpenTripStops {
   private readonly dates = new Map<string, Map<string, { written: number; rows: StopRow[] }>>();
@@ -547,10 +547,10 @@ export class OpenTripStops {
     const again: string[] = [];
     for (const s of since) {
       const rows = merged(known.get(s.trip_id)!.rows, changedOf.get(s.trip_id) ?? []);
-      if (rows.length === s.planned_stops) rowsOf.set(s.trip_id, rows);
+      if (rows !== null && rows.length === s.planned_stops) rowsOf.set(s.trip_id, rows);
       else again.push(s.trip_id);
     }
-    // Rows deleted since (or a round committed between the summaries' read and this one's): read whole.
+    // Stops added or rows deleted since (or a round committed between the summaries' read and this one's): read whole.
     if (again.length > 0) {
       for (const id of again) rowsOf.set(id, []);
       for (const r of await selectStops(db, groupId, serviceDate, again)) rowsOf.get(r.trip_id)!.push(r);
@@ -565,11 +565,13 @@ export class OpenTripStops {
 }
 
 /**
- * A trip's rows as read before with those written since in their place (by stop_sequence, in
- * order): a row written again that holds the same values as the one kept is the one kept, so the
- * stop told from it is taken again (trackedStops).
+ * A trip's rows as read before with those written since in their place (by stop_sequence): a row
+ * written again that holds the same values as the one kept is the one kept, so the stop told from
+ * it is taken again (trackedStops). Null when a stop is new to the trip (its stops changed): a
+ * kept row may then be in another place, and a stop is told from its place too (the last one's
+ * scheduled time is its arrival), so the trip is read whole.
  */
-function merged(kept: readonly StopRow[], changed: readonly StopRow[]): StopRow[] {
+function merged(kept: readonly StopRow[], changed: readonly StopRow[]): StopRow[] | null {
   if (changed.length === 0) return kept as StopRow[];
   const bySequence = new Map(changed.map((r) => [r.stop_sequence, r]));
   const out = kept.map((k) => {
@@ -578,12 +580,7 @@ function merged(kept: readonly StopRow[], changed: readonly StopRow[]): StopRow[
     bySequence.delete(k.stop_sequence);
     return sameRow(k, r) ? k : r;
   });
-  // Stops new to the trip (its stops changed): in their place by sequence.
-  if (bySequence.size > 0) {
-    out.push(...bySequence.values());
-    out.sort((a, b) => a.stop_sequence - b.stop_sequence);
-  }
-  return out;
+  return bySequence.size > 0 ? null : out;
 }
 
 /** Which of these trips have a stored tracking on the date, as stored (dirty trips are not recomputed first). */

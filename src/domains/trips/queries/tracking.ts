@@ -15,8 +15,6 @@ export type SummaryRow = { trip_id: string } & Kilometres &
     | 'planned_stops' | 'recorded_stops' | 'unpassed_stops' | 'last_passed_sequence' | 'boardings' | 'alightings' | 'max_load'
     | 'device_ids' | 'vehicle_ids' | 'driver_ids'
   > & {
-    /** When the trip was last recomputed (text: microseconds). */
-    computed_at: string;
     /** The trip's last write (migration 0022): its stop rows changed since a read that saw w are those with `written` > w. */
     written: number;
   };
@@ -117,7 +115,7 @@ export function selectSummaries(db: Queryable, groupId: string, serviceDate: str
   return db.query<SummaryRow>(
     `SELECT trip_id, route_id, start_time, scheduled_end_at, started_at, ended_at, end_reported, delay_seconds, delay_stop_sequence, planned_stops, recorded_stops,
             unpassed_stops, last_passed_sequence, tk, vk, recorded_commercial_km, off_itinerary_km, reliable_km, unreliable_km, percent_km, boardings, alightings,
-            max_load, device_ids, vehicle_ids, driver_ids, computed_at::text AS computed_at, written::float8 AS written
+            max_load, device_ids, vehicle_ids, driver_ids, written::float8 AS written
      FROM trip_tracking WHERE group_id = $1 AND service_date = $2 AND ($3::text[] IS NULL OR trip_id = ANY($3::text[]))
        AND (NOT $4::boolean OR (NOT end_reported AND (scheduled_end_at IS NULL OR scheduled_end_at >= $5))) ORDER BY started_at, trip_id`,
     [groupId, serviceDate, tripIds, open, endedSince],
