@@ -106,7 +106,7 @@ for (let i = 0; i < Number(args.runs); i++) {
     wall += out.wall;
     cpu += out.cpu;
     const kept = states.get(name);
-    const pieces = kept instanceof TripPieces ? `; trips' pieces ${fmt(kept.made)} made, ${fmt(kept.reused)} reused` : '';
+    const pieces = kept instanceof TripPieces ? `; trips' pieces ${fmt(kept.made)} made, ${fmt(kept.reused)} reused${kept.deflated === undefined ? '' : `, ${fmt(kept.deflated)} deflated anew`}` : '';
     parts.push(`${name} ${fmt(out.wall)} / ${fmt(out.cpu)} ms (${fmt(out.value.size / 1024)} KB, ${fmt((out.value.gzip?.length ?? 0) / 1024)} KB gzipped${pieces})`);
   }
   console.log(`rebuild ${i + 1}: ${fmt(wall)} ms of wall time / ${fmt(cpu)} ms of CPU; wall / CPU of each part: ${parts.join('; ')}`);

@@ -23,7 +23,7 @@ describe('an output assembled from pieces', () => {
 
   it('gunzips to the pieces joined, read at once or as a stream, whatever the pieces (empty, tiny, incompressible, multi-byte, large), its size theirs', async () => {
     const texts = ['', '<', noise(70_000), '<Call>x</Call>'.repeat(20_000), noise(3), 'é🚌 end'];
-    const { size, gzip } = await assemble(texts.map(piece));
+    const { size, gzip } = await assemble([texts.map(piece)]);
     const body = Buffer.from(texts.join(''));
     expect(size).toBe(body.length);
     expect(gunzipSync(gzip).equals(body)).toBe(true);
@@ -33,16 +33,35 @@ describe('an output assembled from pieces', () => {
   it('reassembled with pieces changed, added and removed, still gunzips to its body (deflated forms reused only after the same piece)', async () => {
     const journey = (i: number, late = 0) => piece(`<Journey><Ref>T${i}</Ref>${Array.from({ length: 30 }, (_, k) => `<Call><Stop>S${k}</Stop><Expected>08:${10 + k}:${late}</Expected></Call>`).join('')}</Journey>`);
     const first = Array.from({ length: 50 }, (_, i) => journey(i));
-    await assemble(first);
+    await assemble([first]);
     const second = [...first.slice(0, 10), journey(10, 30), ...first.slice(11, 20), ...first.slice(21), journey(99)];
-    const { gzip } = await assemble(second);
+    const { gzip, deflated } = await assemble([second]);
     expect(gunzipSync(gzip).toString('utf8')).toBe(second.map((p) => p.text).join(''));
+    // Journey 10 changed and the one after it, journey 21 after journey 19, journey 99 new.
+    expect(deflated).toBe(4);
+  });
+
+  it('deflates again a changed piece and the piece after it in its run, not the first piece of the next run, and gunzips to the runs joined', async () => {
+    const journey = (run: number, i: number, late = 0) => piece(`<Journey><Ref>V${run}-${i}</Ref>${Array.from({ length: 30 }, (_, k) => `<Call><Stop>S${k}</Stop><Expected>08:${10 + k}:${late}</Expected></Call>`).join('')}</Journey>`);
+    const runs = Array.from({ length: 4 }, (_, r) => Array.from({ length: 3 }, (_, i) => journey(r, i)));
+    expect((await assemble(runs)).deflated).toBe(12);
+    expect((await assemble(runs)).deflated).toBe(0);
+    // The last journey of run 1 changed: itself only (run 2's first piece has no dictionary).
+    const moved = runs.map((run, r) => (r === 1 ? [...run.slice(0, 2), journey(1, 2, 30)] : run));
+    expect((await assemble(moved)).deflated).toBe(1);
+    // Then the first of run 2: itself and the next in its run.
+    const again = moved.map((run, r) => (r === 2 ? [journey(2, 0, 30), ...run.slice(1)] : run));
+    const { gzip, deflated, size } = await assemble(again);
+    expect(deflated).toBe(2);
+    const body = again.flat().map((p) => p.text).join('');
+    expect(gunzipSync(gzip).toString('utf8')).toBe(body);
+    expect(size).toBe(Buffer.byteLength(body));
   });
 
   it('compresses 3 KB pieces of a kind to within 30 % of the whole document in one stream, a third less than pieces compressed apart (each primed with the piece before it)', async () => {
     const { constants, deflateRawSync, gzipSync } = await import('node:zlib');
     const pieces = Array.from({ length: 200 }, (_, i) => piece(`<Journey><Ref>T${i}</Ref>${Array.from({ length: 40 }, (_, k) => `<Call><Stop>S${(i * 7 + k) % 500}</Stop><Expected>2026-03-10T08:${String((i + k) % 60).padStart(2, '0')}:00+01:00</Expected></Call>`).join('')}</Journey>`));
-    const { gzip } = await assemble(pieces);
+    const { gzip } = await assemble([pieces]);
     expect(gzip.length).toBeLessThan(gzipSync(pieces.map((p) => p.text).join('')).length * 1.3);
     const apart = pieces.reduce((n, p) => n + deflateRawSync(p.text, { finishFlush: constants.Z_SYNC_FLUSH }).length, 0);
     expect(gzip.length).toBeLessThan(apart * 0.75);
@@ -64,7 +83,7 @@ describe('a SIRI EstimatedTimetable built from the previous build\'s pieces', ()
       key: `T${i}`, service_date: '2026-03-10', gtfs_id: 'g', signature: <string | null>`g|${calls.map((c) => c.expected_arrival_at.getTime()).join('|')}`,
       trip: { trip_id: `T${i}`, route_id: `R${i % 7}`, direction_id: i % 2, headsign: `To ${i}`, frequency: false, start_time: '07:00:00' },
       stops: [], overlay: { cancelled: false, applied: [], skipped: new Map(), moved: new Map(), added: [], detour: null, messages: [] },
-      delay: null, prediction: null, observed_at: null, shape: null, calls,
+      delay: null, prediction: <{ from_trip_id: string | null } | null>null, observed_at: null, shape: null, calls,
     };
   };
   const network = (at: Date, trips: ReturnType<typeof trip>[]) => ({ groupId: 'g', timezone: 'Europe/Zurich', now: at, trips, updates: [], vehicles: [] }) as unknown as NetworkNow;
@@ -84,6 +103,28 @@ describe('a SIRI EstimatedTimetable built from the previous build\'s pieces', ()
     expect(doc).not.toContain('<DatedVehicleJourneyRef>T8<');
     expect(doc).toContain('<DatedVehicleJourneyRef>T300<');
     expect(doc).toContain(`<ExpectedArrivalTime>${'2026-03-10T08:37:08+01:00'}</ExpectedArrivalTime>`);
+  });
+
+  it("tells a vehicle's journeys together, the others after them, and compresses again only the journeys of the vehicle that reported", async () => {
+    // Trips by departure: vehicles A, B and C each run a trip and have the next ones predicted through their block; trips 3 and 7 are of the horizon.
+    const vehicleOf = ['A', 'B', 'C', null, 'A', 'B', 'C', null, 'A', 'B'];
+    const withVehicle = (i: number, lateS = 0) => {
+      const v = vehicleOf[i]!;
+      return { ...trip(i, lateS), prediction: { from_trip_id: v === null ? null : `T${vehicleOf.indexOf(v)}` } };
+    };
+    const trips = vehicleOf.map((_, i) => withVehicle(i));
+    const refs = (gzip: Buffer) => [...gunzipSync(gzip).toString('utf8').matchAll(/<DatedVehicleJourneyRef>([^<]*)</g)].map((m) => m[1]);
+    const first = (await estimatedTimetableOutput(network(now, trips), 'g'))!;
+    expect(refs(first.gzip)).toEqual(['T0', 'T4', 'T8', 'T1', 'T5', 'T9', 'T2', 'T6', 'T3', 'T7']);
+    // B reported: its trip in progress runs later; its next trips are told as before.
+    const later = network(new Date(now.getTime() + 5000), vehicleOf.map((_, i) => withVehicle(i, i === 1 ? 60 : 0)));
+    const incremental = (await estimatedTimetableOutput(later, 'g', { previous: first.pieces }))!;
+    expect([incremental.pieces.made, incremental.pieces.reused]).toEqual([1, 9]);
+    // T1, and T5 after it in B's run; not C's first journey after B's run. (Plus the document's head and tail, new at each build: its timestamps.)
+    expect(incremental.pieces.deflated).toBe(2 + 2);
+    const scratch = (await estimatedTimetableOutput(later, 'g'))!;
+    expect(gunzipSync(incremental.gzip).equals(gunzipSync(scratch.gzip))).toBe(true);
+    expect(scratch.pieces.deflated).toBe(10 + 2);
   });
 
   it('writes again a journey with no signature (an update applies to it) at every build', async () => {

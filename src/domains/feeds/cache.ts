@@ -110,7 +110,7 @@ export function readSnapshot(
 /** An output's content as served: its gzip form (of 1 KiB or more; off the event loop) and the hash of its fingerprint. */
 export async function finish(b: Built): Promise<Finished> {
   const fingerprint = createHash('sha256').update(b.contentType).update(b.fingerprint).digest('base64url').slice(0, 27);
-  const pieces = b.state instanceof TripPieces ? { pieces: { made: b.state.made, reused: b.state.reused } } : {};
+  const pieces = b.state instanceof TripPieces ? { pieces: { made: b.state.made, reused: b.state.reused, ...(b.state.deflated === undefined ? {} : { deflated: b.state.deflated }) } } : {};
   if (b.body === undefined) {
     if (!b.gzip || b.size === undefined) throw new Error('an output without its bytes needs its gzip form and size');
     return { body: undefined, size: b.size, contentType: b.contentType, fingerprint, gzip: b.gzip, ...pieces };

@@ -42,8 +42,11 @@ export interface Finished {
   contentType: string;
   /** Hash of the content without its production timestamps. */
   fingerprint: string;
-  /** An output told trip by trip (trip-updates, the SIRI timetable): its trips' pieces made anew and reused from its last build. */
-  pieces?: { made: number; reused: number };
+  /**
+   * An output told trip by trip (trip-updates, the SIRI timetable): its trips' pieces made anew and
+   * reused from its last build; of one assembled from deflated pieces, those deflated anew.
+   */
+  pieces?: { made: number; reused: number; deflated?: number };
 }
 
 /** What the worker is started with. */

@@ -10,10 +10,13 @@
  * The timetable is kept in its gzip form only (assemble; trip-updates' kilobyte pieces are gzipped
  * whole, which costs less), made from the pieces' deflated forms, as pigz does:
  * each piece is a raw deflate stream ended by a sync flush, so they follow one another as one
- * stream (RFC 1951), and each is compressed with the bytes before it (the previous piece) as its
- * dictionary, which the decoder holds in its window at that point: the result compresses as the
- * whole document does. A piece's deflated form is reused while the piece and the one before it
- * are the same, so what changed (and what follows it) is compressed, not the whole.
+ * stream (RFC 1951), and each is compressed with the bytes before it (the previous piece of its
+ * run) as its dictionary, which the decoder holds in its window at that point: the result
+ * compresses nearly as the whole document does. A piece's deflated form is reused while the piece
+ * and the one before it are the same, so what changed (and what follows it) is compressed, not the
+ * whole. The first piece of a run is compressed without a dictionary: the runs are the pieces that
+ * change together (a timetable's: the journeys predicted from one vehicle's trip, which its every
+ * report moves), so a run changed does not make the run after it compressed again.
  *
  * A piece keeps its text, not its bytes: the bytes are written into a scratch buffer of the thread
  * when they are needed (its digest and CRC when it is made, its deflate with the piece before it).
@@ -127,9 +130,8 @@ const PIECE_CHUNK = 2048;
 /** A piece's deflated form, made with the piece before it (`after`) as its dictionary. */
 const deflatedForms = new WeakMap<Piece, { after: Piece | undefined; deflated: Buffer }>();
 
-function deflatedAfter(p: Piece, after: Piece | undefined): Buffer {
-  const known = deflatedForms.get(p);
-  if (known && known.after === after) return known.deflated;
+/** A piece's deflated form, made with the piece before it (`after`) as its dictionary, and kept so. */
+function deflateAfter(p: Piece, after: Piece | undefined): Buffer {
   const before = after && after.size > 0 ? dictionaryBytes.bytesOf(after.text) : undefined;
   const dictionary = before?.subarray(Math.max(0, before.length - WINDOW));
   const deflated = deflateRawSync(pieceBytes.bytesOf(p.text), { level: PIECE_LEVEL, finishFlush: constants.Z_SYNC_FLUSH, chunkSize: PIECE_CHUNK, ...(dictionary ? { dictionary } : {}) });
@@ -138,31 +140,42 @@ function deflatedAfter(p: Piece, after: Piece | undefined): Buffer {
 }
 
 /**
- * An output made of pieces, in order: its gzip form and its size. The pieces are deflated in
- * slices (the event loop is given back between two), those deflated after the same piece at the
- * previous build not again. The output's bytes are not joined: a city's timetable is 150 MB of
- * XML, its gzip form a tenth of that, and every client of such a feed takes gzip (one that does not
- * is sent the gzip form inflated as it goes: cache.ts sendOutput). The gzip trailer's CRC is
- * combined from the pieces' own, in order.
+ * An output made of runs of pieces, in order: its gzip form, its size, and how many pieces were
+ * deflated anew. Each piece is deflated with the piece before it in its run as its dictionary, the
+ * first of a run without one (a run's pieces are those that change together). The pieces are
+ * deflated in slices (the event loop is given back between two), those deflated after the same
+ * piece at the previous build not again. The output's bytes are not joined: a city's timetable is
+ * 150 MB of XML, its gzip form a tenth of that, and every client of such a feed takes gzip (one
+ * that does not is sent the gzip form inflated as it goes: cache.ts sendOutput). The gzip
+ * trailer's CRC is combined from the pieces' own, in order.
  */
-export async function assemble(pieces: readonly Piece[]): Promise<{ gzip: Buffer; size: number }> {
-  const deflated: Buffer[] = [GZIP_HEADER];
+export async function assemble(runs: readonly (readonly Piece[])[]): Promise<{ gzip: Buffer; size: number; deflated: number }> {
+  const out: Buffer[] = [GZIP_HEADER];
   const turn = slices();
   let crc = 0;
   let size = 0;
-  for (let i = 0; i < pieces.length; i++) {
-    const p = pieces[i]!;
-    deflated.push(deflatedAfter(p, pieces[i - 1]));
-    crc = crc32Combine(crc, p.crc, p.size);
-    size += p.size;
-    const wait = turn();
-    if (wait) await wait;
+  let deflated = 0;
+  for (const run of runs) {
+    for (let i = 0; i < run.length; i++) {
+      const p = run[i]!;
+      const known = deflatedForms.get(p);
+      const after = run[i - 1];
+      if (known && known.after === after) out.push(known.deflated);
+      else {
+        out.push(deflateAfter(p, after));
+        deflated++;
+      }
+      crc = crc32Combine(crc, p.crc, p.size);
+      size += p.size;
+      const wait = turn();
+      if (wait) await wait;
+    }
   }
   const trailer = Buffer.alloc(8);
   trailer.writeUInt32LE(crc, 0);
   trailer.writeUInt32LE(size % 2 ** 32, 4);
-  deflated.push(FINAL_BLOCK, trailer);
-  return { gzip: Buffer.concat(deflated), size };
+  out.push(FINAL_BLOCK, trailer);
+  return { gzip: Buffer.concat(out), size, deflated };
 }
 
 /**
@@ -176,6 +189,8 @@ export class TripPieces<P = Piece> {
   /** Trips whose piece was reused, made (the benchmark's and the tests' figures). */
   reused = 0;
   made = 0;
+  /** Of an output assembled from them (the SIRI timetable): the pieces deflated anew, the others' deflated forms reused (assemble). */
+  deflated: number | undefined;
 
   constructor(private previous: TripPieces<P> | undefined) {}
 

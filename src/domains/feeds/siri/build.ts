@@ -168,17 +168,49 @@ export async function estimatedTimetableOutput(
   const [content0, content1] = contentOf(shell, net).split(mark) as [string, string];
   const hash = createHash('sha256').update(content0);
   const pieces = new TripPieces(o.previous);
-  const parts: Piece[] = [piece(shell.slice(0, at))];
+  const runs: Piece[][] = [[piece(shell.slice(0, at))]];
   const turn = slices();
-  for (const ft of trips) {
-    const p = pieces.of(ft, () => piece(plainJourneyText(ft, tz) ?? xmlText('EstimatedVehicleJourney', journeyNode(ft, tz, situations))))!;
-    parts.push(p);
-    hash.update(p.digest);
-    const wait = turn();
-    if (wait) await wait;
+  for (const run of journeyRuns(trips)) {
+    const parts: Piece[] = [];
+    for (const ft of run) {
+      const p = pieces.of(ft, () => piece(plainJourneyText(ft, tz) ?? xmlText('EstimatedVehicleJourney', journeyNode(ft, tz, situations))))!;
+      parts.push(p);
+      hash.update(p.digest);
+      const wait = turn();
+      if (wait) await wait;
+    }
+    runs.push(parts);
   }
-  parts.push(piece(shell.slice(at + mark.length)));
-  return { ...(await assemble(parts)), fingerprint: hash.update(content1).digest(), pieces: pieces.done() };
+  runs.push([piece(shell.slice(at + mark.length))]);
+  const { gzip, size, deflated } = await assemble(runs);
+  pieces.deflated = deflated;
+  return { gzip, size, fingerprint: hash.update(content1).digest(), pieces: pieces.done() };
+}
+
+/**
+ * The journeys of a timetable in the order it tells them, as runs of journeys that change
+ * together (fragments.ts assemble: a run's pieces compressed one after the other, each with the one
+ * before it as its dictionary, the first of a run alone): the journeys predicted from a vehicle's
+ * trip (the trip it runs, then the next trips of its block: its every report moves them), in the
+ * order of the trip it runs; then every other journey (scheduled within the horizon with its
+ * vehicle not known, told from a delay alone), which change seldom, as one run. Within a run, in
+ * the snapshot's order (departures). A vehicle's report then makes its journeys compressed again,
+ * not those after them: a city's monitored journeys were compressed again nearly all at each build,
+ * a changed journey's successor because it was primed with it (bench/RESULTS.md, 2026-12-03).
+ */
+export function journeyRuns<T extends Pick<FeedTrip, 'prediction'>>(trips: readonly T[]): T[][] {
+  const byVehicleTrip = new Map<string, T[]>();
+  const rest: T[] = [];
+  for (const ft of trips) {
+    const from = ft.prediction?.from_trip_id;
+    if (from == null) rest.push(ft);
+    else {
+      const run = byVehicleTrip.get(from);
+      if (run) run.push(ft);
+      else byVehicleTrip.set(from, [ft]);
+    }
+  }
+  return rest.length > 0 ? [...byVehicleTrip.values(), rest] : [...byVehicleTrip.values()];
 }
 
 const JOURNEYS_MARK = 'journeys';
