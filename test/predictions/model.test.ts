@@ -13,7 +13,7 @@
  * (3 minutes slower), and at 9 o'clock it is 5 minutes ± 2 minutes (a wide spread). Dwell 30 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildModel, dayTypesOf, startModelJob } from '../../src/domains/predictions/model.js';
+import { buildModel, dayTypesOf, loadModel, segmentKey, startModelJob } from '../../src/domains/predictions/model.js';
 import { predictTrips } from '../../src/domains/predictions/service.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { addDays, instantOf } from '../../src/platform/time.js';
@@ -133,6 +133,40 @@ describe('prediction model', () => {
     expect(rows[0]!.median_dwell_s).toBe(30);
     const saturday = await t.db.query<{ n: number }>(`SELECT n FROM prediction_segments WHERE group_id = $1 AND day_type = 'saturday' AND from_stop_id = 'S2' AND time_band = 8`, [g]);
     expect(saturday.map((s) => s.n)).toEqual([3]);
+  });
+
+  it("is read through the database handle once per build: the same route direction and bands again read no segment, a band not read yet is read, a build again (at the same clock time) is read anew", async () => {
+    const q = { patternKeys: ['R1|0'], dayType: 'weekday' as const, from: h(8), to: h(8, 59) };
+    const eight = segmentKey('R1|0', 'S2', 'S3', 8);
+    const learned = (await loadModel(t.db, g, q))!.segments.get(eight)!.median_run_s;
+    expect(Math.abs(learned - 480)).toBeLessThanOrEqual(10);
+    try {
+      // Segments change only with a build; changed behind the model's back, the memo still tells what it read.
+      await t.db.query(`UPDATE prediction_segments SET median_run_s = median_run_s + 1000 WHERE group_id = $1 AND day_type = 'weekday'`, [g]);
+      expect((await loadModel(t.db, g, q))!.segments.get(eight)!.median_run_s).toBe(learned);
+      // The 9 o'clock band was not read: it is, as stored now.
+      const nine = (await loadModel(t.db, g, { ...q, to: h(9, 30) }))!.segments.get(segmentKey('R1|0', 'S2', 'S3', 9))!.median_run_s;
+      expect(nine).toBeGreaterThan(1000);
+    } finally {
+      // Built again at the same clock time as the first build: another version, read anew.
+      await buildModel(t.db, g, at(h(5)), { historyDays: 28, bandSeconds: 3600 });
+    }
+    expect((await loadModel(t.db, g, q))!.segments.get(eight)!.median_run_s).toBe(learned);
+    expect((await loadModel(t.db, g, { ...q, to: h(9, 30) }))!.segments.get(segmentKey('R1|0', 'S2', 'S3', 9))!.median_run_s).toBeLessThan(1000);
+  });
+
+  it('a model dropped is no model: null, and the schedule predicts', async () => {
+    const saved = await t.db.query<Record<string, unknown>>('SELECT * FROM prediction_models WHERE group_id = $1', [g]);
+    const q = { patternKeys: ['R1|0'], dayType: 'weekday' as const, from: h(8), to: h(9) };
+    expect(await loadModel(t.db, g, q)).not.toBeNull();
+    await t.db.query('DELETE FROM prediction_models WHERE group_id = $1', [g]);
+    try {
+      expect(await loadModel(t.db, g, q)).toBeNull();
+    } finally {
+      await buildModel(t.db, g, at(h(5)), { historyDays: 28, bandSeconds: 3600 });
+    }
+    expect(saved).toHaveLength(1);
+    expect(await loadModel(t.db, g, q)).not.toBeNull();
   });
 
   it('day types follow the GTFS calendars: a weekday running the Sunday service is a Sunday', async () => {

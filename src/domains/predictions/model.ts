@@ -12,7 +12,7 @@ import type { Db, Queryable } from '../../platform/db/index.js';
 import { addDays, localDate } from '../../platform/time.js';
 import { getGroup } from '../groups/service.js';
 import type { SegmentStats } from './predict.js';
-import { deleteSegments, insertLearnedSegments, selectDayTypes, selectModelSegments, selectStaleGroups, tryBuildLock, upsertModel } from './queries/model.js';
+import { deleteSegments, insertLearnedSegments, selectDayTypes, selectModelHead, selectModelSegments, selectStaleGroups, tryBuildLock, upsertModel } from './queries/model.js';
 
 export const DAY_TYPES = ['weekday', 'saturday', 'sunday'] as const;
 export type DayType = (typeof DAY_TYPES)[number];
@@ -75,19 +75,76 @@ export function segmentKey(patternKey: string, fromStopId: string, toStopId: str
 }
 
 /**
- * The segments of the given route directions in a day type, bands `fromBand` to `toBand`: one
- * query. Null when the group has no model yet (then every prediction follows the schedule).
+ * The segments of the given route directions in a day type, in the bands holding the seconds
+ * `from` to `to` of the service day; null when the group has no model yet (then every prediction
+ * follows the schedule). Through the handle's ModelMemo: one statement for the model's version, and
+ * the segments read only for what the memo does not hold.
  */
-export async function loadModel(db: Queryable, groupId: string, q: { patternKeys: readonly string[]; dayType: DayType; from: number; to: number }): Promise<LoadedModel | null> {
-  const rows = await selectModelSegments(db, groupId, [...new Set(q.patternKeys)], q.dayType, q.from, q.to);
-  if (rows.length === 0) return null;
-  const segments = new Map<string, SegmentStats>();
-  for (const r of rows) {
-    if (r.pattern_key === null) continue;
-    const { band_seconds: _, pattern_key, from_stop_id, to_stop_id, time_band, ...s } = r;
-    segments.set(segmentKey(pattern_key, from_stop_id, to_stop_id, time_band), s);
+export function loadModel(db: Db, groupId: string, q: { patternKeys: readonly string[]; dayType: DayType; from: number; to: number }): Promise<LoadedModel | null> {
+  return db.kept.of(ModelMemo).load(db, groupId, q);
+}
+
+/**
+ * Segments a memo holds per group and day type at most: past it, what it held is let go and read
+ * anew as asked (about 200 bytes a segment: 200 MB at most). A city's feeds ask for some 800
+ * route directions over seven hours of bands (250,000 segments of hour bands where the history
+ * covers them all; a whole day's, 800,000).
+ */
+export const MODEL_MEMO_SEGMENTS = 1_000_000;
+
+/**
+ * The segments of a group's model read through a database handle, kept while that build of the
+ * model is the one stored (prediction_models.version, migration 0023), per day type: for each route
+ * direction, the bands read (one interval), grown as asked. The feeds predict a network at every
+ * rebuild, every few seconds: without it each rebuild read the segments of every route direction it
+ * predicts again (a city: up to 250,000 rows a rebuild with hour bands, four times that with
+ * quarter-hour ones), and each trip object those of its own.
+ * A model built again (another version) is read anew; one dropped (no model row) gives null.
+ */
+export class ModelMemo {
+  private readonly groups = new Map<string, { version: string; bandSeconds: number; days: Map<DayType, HeldSegments> }>();
+
+  async load(db: Queryable, groupId: string, q: { patternKeys: readonly string[]; dayType: DayType; from: number; to: number }, retried = false): Promise<LoadedModel | null> {
+    const head = await selectModelHead(db, groupId);
+    if (!head) {
+      this.groups.delete(groupId);
+      return null;
+    }
+    let g = this.groups.get(groupId);
+    if (!g || g.version !== head.version || g.bandSeconds !== head.band_seconds) this.groups.set(groupId, (g = { version: head.version, bandSeconds: head.band_seconds, days: new Map() }));
+    let held = g.days.get(q.dayType);
+    if (!held || held.segments.size > MODEL_MEMO_SEGMENTS) g.days.set(q.dayType, (held = { bands: new Map(), segments: new Map() }));
+    const lo = Math.floor(q.from / g.bandSeconds);
+    const hi = Math.floor(q.to / g.bandSeconds);
+    const missing = [...new Set(q.patternKeys)].filter((k) => {
+      const b = held.bands.get(k);
+      return !b || b.from > lo || b.to < hi;
+    });
+    if (missing.length > 0) {
+      // Each route direction's bands stay one interval: what it held and what is asked, together.
+      const from = Math.min(lo, ...missing.map((k) => held.bands.get(k)?.from ?? lo));
+      const to = Math.max(hi, ...missing.map((k) => held.bands.get(k)?.to ?? hi));
+      const rows = await selectModelSegments(db, groupId, g.version, missing, q.dayType, from, to);
+      if (rows.length === 0) {
+        // Built again between the two statements: the new build, read anew (once; then as the first).
+        this.groups.delete(groupId);
+        return retried ? null : this.load(db, groupId, q, true);
+      }
+      for (const r of rows) {
+        if (r.pattern_key === null) continue;
+        const { pattern_key, from_stop_id, to_stop_id, time_band, ...stats } = r;
+        held.segments.set(segmentKey(pattern_key, from_stop_id, to_stop_id, time_band), stats);
+      }
+      for (const k of missing) held.bands.set(k, { from, to });
+    }
+    return { bandSeconds: g.bandSeconds, segments: held.segments };
   }
-  return { bandSeconds: rows[0]!.band_seconds, segments };
+}
+
+/** The segments a ModelMemo holds of a day type, and the bands read of each route direction. */
+interface HeldSegments {
+  bands: Map<string, { from: number; to: number }>;
+  segments: Map<string, SegmentStats>;
 }
 
 /** The groups whose model is missing or older than `maxAgeHours` and that have tracking history to learn from. */

@@ -91,27 +91,34 @@ export async function upsertModel(tx: Tx, groupId: string, now: Date, bandSecond
   await tx.query(
       `INSERT INTO prediction_models (group_id, built_at, band_seconds, history_from, history_to, runs, segments, took_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (group_id) DO UPDATE SET built_at = EXCLUDED.built_at, band_seconds = EXCLUDED.band_seconds, history_from = EXCLUDED.history_from,
-         history_to = EXCLUDED.history_to, runs = EXCLUDED.runs, segments = EXCLUDED.segments, took_ms = EXCLUDED.took_ms`,
+         history_to = EXCLUDED.history_to, runs = EXCLUDED.runs, segments = EXCLUDED.segments, took_ms = EXCLUDED.took_ms,
+         version = nextval('prediction_model_version')`,
     [groupId, now, bandSeconds, r.history_from, r.history_to, r.runs, r.segments, r.took_ms],
   );
 }
 
 /** The group's model, if built. */
+/** The build of the group's model stored (its version, migration 0023) and its band width; none: no model. */
+export async function selectModelHead(db: Queryable, groupId: string): Promise<{ version: string; band_seconds: number } | undefined> {
+  const rows = await db.query<{ version: string; band_seconds: number }>('SELECT version::text AS version, band_seconds FROM prediction_models WHERE group_id = $1', [groupId]);
+  return rows[0];
+}
+
 /**
- * The model's band width and its segments of these route directions in a day type, in the bands
- * holding the seconds `from` to `to` of the service day (one statement: a trip object waits for
- * it). No row: no model; one row of nulls besides band_seconds: a model without such segments.
+ * The segments of these route directions in a day type, bands `fromBand` to `toBand`, of the
+ * model's build `version` (one statement). No row: that build is no longer the one stored; one
+ * row of nulls: that build has no such segments.
  */
 export function selectModelSegments(
-  db: Queryable, groupId: string, patternKeys: string[], dayType: DayType, from: number, to: number,
-): Promise<({ band_seconds: number } & ({ pattern_key: string; from_stop_id: string; to_stop_id: string; time_band: number } & SegmentStats | { pattern_key: null }))[]> {
+  db: Queryable, groupId: string, version: string, patternKeys: string[], dayType: DayType, fromBand: number, toBand: number,
+): Promise<({ pattern_key: string; from_stop_id: string; to_stop_id: string; time_band: number } & SegmentStats | { pattern_key: null })[]> {
   return db.query(
-    `SELECT m.band_seconds, s.pattern_key, s.from_stop_id, s.to_stop_id, s.time_band, s.n, s.median_run_s, s.p10_run_s, s.p90_run_s, s.median_dwell_s
+    `SELECT s.pattern_key, s.from_stop_id, s.to_stop_id, s.time_band, s.n, s.median_run_s, s.p10_run_s, s.p90_run_s, s.median_dwell_s
      FROM prediction_models m
-     LEFT JOIN prediction_segments s ON s.group_id = m.group_id AND s.pattern_key = ANY($2::text[]) AND s.day_type = $3
-       AND s.time_band BETWEEN floor($4::float8 / m.band_seconds)::int AND floor($5::float8 / m.band_seconds)::int
-     WHERE m.group_id = $1`,
-    [groupId, patternKeys, dayType, from, to],
+     LEFT JOIN prediction_segments s ON s.group_id = m.group_id AND s.pattern_key = ANY($3::text[]) AND s.day_type = $4
+       AND s.time_band BETWEEN $5::int AND $6::int
+     WHERE m.group_id = $1 AND m.version = $2::bigint`,
+    [groupId, version, patternKeys, dayType, fromBand, toBand],
   );
 }
 
