@@ -97,7 +97,6 @@ export async function upsertModel(tx: Tx, groupId: string, now: Date, bandSecond
   );
 }
 
-/** The group's model, if built. */
 /** The build of the group's model stored (its version, migration 0023) and its band width; none: no model. */
 export async function selectModelHead(db: Queryable, groupId: string): Promise<{ version: string; band_seconds: number } | undefined> {
   const rows = await db.query<{ version: string; band_seconds: number }>('SELECT version::text AS version, band_seconds FROM prediction_models WHERE group_id = $1', [groupId]);
