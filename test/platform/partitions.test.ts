@@ -202,7 +202,7 @@ describe('migration 0017', () => {
           [id, at],
         );
       }
-      await migrate(db);
+      await migrate(db, migrations.filter((m) => m.version < 24));
       expect(await listPartitions(db, 'positions')).toEqual(['positions_p20251231', 'positions_p20260101', 'positions_p20260215']);
       expect(await listPartitions(db, 'trip_events')).toEqual(['trip_events_p202512', 'trip_events_p202601', 'trip_events_p202602']);
       for (const table of ['positions', 'trip_events', 'passenger_counts']) {
@@ -220,6 +220,55 @@ describe('migration 0017', () => {
         "SELECT count(*)::int AS n FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid WHERE c.relnamespace = current_schema()::regnamespace AND g.tgname = 'transit_ops_change' AND (c.relispartition OR c.relname IN ('positions', 'trip_events', 'passenger_counts'))",
       );
       expect(triggers[0]!.n).toBe(0);
+    } finally {
+      await tdb.drop();
+    }
+  });
+});
+
+describe('migration 0024', () => {
+  /** The key columns, in order, of each primary key of the report tables and their partitions. */
+  const keysOf = (db: Db) =>
+    db.query<{ name: string; columns: string[] }>(
+      `SELECT c.relname AS name, array_agg(a.attname::text ORDER BY k.ord) AS columns
+       FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+       CROSS JOIN unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+       WHERE i.indisprimary AND c.relnamespace = current_schema()::regnamespace AND c.relname ~ '^(positions|trip_events|passenger_counts)'
+       GROUP BY c.relname ORDER BY c.relname`,
+    );
+
+  it('keys the reports by time first, over every partition, with the same items made duplicates as before, and drops the trip events\' index by time', async () => {
+    const tdb = await openTestDb({ migrate: false });
+    try {
+      const db = tdb.db;
+      await migrate(db, migrations.filter((m) => m.version < 24));
+      for (const [i, at] of ['2026-01-01T10:00:00Z', '2026-02-15T10:00:00Z'].entries()) {
+        const id = `00000000-0000-4000-8000-00000000000${i}`;
+        await db.query("SELECT transit_ops_ensure_partition('positions', 'day', $1), transit_ops_ensure_partition('trip_events', 'month', $1)", [at]);
+        await db.query("INSERT INTO positions (group_id, device_id, client_id, at, lat, lon, gps_valid, received_at) VALUES ('g', 'd', $1, $2, 1, 2, true, now())", [id, at]);
+        await db.query("INSERT INTO trip_events (group_id, device_id, client_id, at, event, trip_id, service_date, received_at) VALUES ('g', 'd', $1, $2, 'departure', 'T', '2026-01-01', now())", [id, at]);
+      }
+      await migrate(db);
+      const byTime = ['group_id', 'at', 'device_id', 'client_id'];
+      expect(await keysOf(db)).toEqual([
+        { name: 'passenger_counts', columns: [...byTime, 'category'] },
+        { name: 'positions', columns: byTime },
+        { name: 'positions_p20260101', columns: byTime },
+        { name: 'positions_p20260215', columns: byTime },
+        { name: 'trip_events', columns: byTime },
+        { name: 'trip_events_p202601', columns: byTime },
+        { name: 'trip_events_p202602', columns: byTime },
+      ]);
+      const indexes = (await db.query<{ name: string }>(
+        "SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema() AND tablename IN ('positions', 'trip_events', 'passenger_counts') ORDER BY 1",
+      )).map((r) => r.name);
+      expect(indexes).toEqual(['passenger_counts_pkey', 'passenger_counts_trip', 'positions_device', 'positions_pkey', 'positions_trip', 'trip_events_pkey', 'trip_events_trip']);
+      // A retried item (same device, id and time) is a duplicate; the same id at another time is not (as under the old key).
+      const insert = (at: string) =>
+        db.query("INSERT INTO positions (group_id, device_id, client_id, at, lat, lon, gps_valid, received_at) VALUES ('g', 'd', '00000000-0000-4000-8000-000000000000', $1, 1, 2, true, now()) ON CONFLICT DO NOTHING RETURNING client_id", [at]);
+      expect(await insert('2026-01-01T10:00:00Z')).toEqual([]);
+      expect(await insert('2026-01-01T10:00:01Z')).toHaveLength(1);
     } finally {
       await tdb.drop();
     }
