@@ -45,7 +45,10 @@
  * what its builds cost the others' freshness), --steady-after S (60: the figures are also given for the run after its first
  * window ending S seconds in or later, the steady state: the first minute still has the service
  * recomputing the morning the simulator's start sent; 0: not), --server-node-args="ARGS" (options
- * of the service's node, e.g. "--max-semi-space-size=64": its garbage collector tried), --help.
+ * of the service's node, e.g. "--max-semi-space-size=64": its garbage collector tried),
+ * --database-setting NAME=VALUE (repeatable: a PostgreSQL setting of the bench's database alone,
+ * which the service's sessions take, e.g. wal_compression=lz4; one a session cannot set, such as
+ * checkpoint_timeout, is refused by the server), --help.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -83,6 +86,7 @@ const { values: args } = parseArgs({
     feeds: { type: 'string', default: 'vehicle-positions,trip-updates,siri-vm,siri-et' },
     'steady-after': { type: 'string', default: '60' },
     analyze: { type: 'string', default: 'autovacuum' },
+    'database-setting': { type: 'string', multiple: true, default: [] },
     help: { type: 'boolean', default: false },
   },
 });
@@ -334,6 +338,27 @@ class QueryProfile {
 }
 
 // ---- Database size ----------------------------------------------------------------------------
+
+/**
+ * The server's WAL so far (pg_stat_wal, the whole server's: the bench's database is all it writes
+ * during a run) and its checkpoints (pg_stat_bgwriter): a device batch's commit waits for its WAL
+ * to be flushed, and after each checkpoint a page's first change is written whole (a full-page
+ * image). bench/wal-by-relation.ts tells which relations.
+ */
+async function walStats(c: pg.Client) {
+  const { rows } = await c.query<{ records: string; fpi: string; bytes: string; syncs: string; checkpoints: string }>(
+    'SELECT w.wal_records AS records, w.wal_fpi AS fpi, w.wal_bytes AS bytes, w.wal_sync AS syncs, b.checkpoints_timed + b.checkpoints_req AS checkpoints FROM pg_stat_wal w, pg_stat_bgwriter b',
+  );
+  const r = rows[0]!;
+  return { records: Number(r.records), fpi: Number(r.fpi), bytes: Number(r.bytes), syncs: Number(r.syncs), checkpoints: Number(r.checkpoints), t: Date.now() };
+}
+
+/** What the server wrote to its WAL between two walStats. */
+function describeWal(a: Awaited<ReturnType<typeof walStats>>, b: Awaited<ReturnType<typeof walStats>>): string {
+  const s = (b.t - a.t) / 1000;
+  const bytes = b.bytes - a.bytes;
+  return `WAL (the server's, pg_stat_wal): ${fmt(bytes / 1e6)} MB in ${fmt(s)} s (${fmt(bytes / 1e6 / s, 2)} MB/s), ${fmt(b.records - a.records)} records, ${fmt(b.fpi - a.fpi)} full-page images (at most ${fmt(((b.fpi - a.fpi) * 8192 * 100) / Math.max(1, bytes))} % of the bytes: 8 KB each, less a page's free space or compressed), ${fmt((b.syncs - a.syncs) / s)} syncs/s, ${b.checkpoints - a.checkpoints} checkpoints`;
+}
 
 async function databaseSizes(c: pg.Client, database: string) {
   const total = Number((await c.query<{ s: string }>('SELECT pg_database_size($1) AS s', [database])).rows[0]!.s);
@@ -703,6 +728,12 @@ async function main() {
   const admin = new pg.Client({ connectionString: DATABASE_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${database}`);
+  for (const setting of args['database-setting']!) {
+    const [, name, value] = /^([a-z_]+)=([A-Za-z0-9_.]+)$/.exec(setting) ?? [];
+    if (!name || value === undefined) throw new Error(`--database-setting ${setting}: NAME=VALUE (a PostgreSQL setting, e.g. wal_compression=lz4)`);
+    // The service's sessions take it (ALTER DATABASE … SET): the server's other databases are untouched.
+    await admin.query(`ALTER DATABASE ${database} SET ${name} = '${value}'`);
+  }
   // Interrupted: the service stopped and the database dropped all the same.
   const interrupted = () => void (async () => {
     running = false;
@@ -780,6 +811,7 @@ async function main() {
       await analyze();
     }
     const sizeBefore = await databaseSizes(admin, database);
+    const walBefore = await walStats(admin);
     const cpu = new CpuMeter(admin, database);
     const profile = new QueryProfile(admin, database);
     /** The CPU figures and the feeds' rebuild parts (the service's /metrics) at one instant. */
@@ -846,6 +878,7 @@ async function main() {
     await analyzer?.end();
     last = totalsStart;
     const sizeAfter = await databaseSizes(admin, database);
+    const walAfter = await walStats(admin);
     const final = await report(runStart, `whole run, ${MINUTES} min`, runEnd);
     let steady = '';
     if (steadyStart) {
@@ -876,6 +909,7 @@ async function main() {
     console.log(`database: ${fmt(sizeImported.total / 1024 / 1024)} MB with the feed imported, ${fmt(sizeBefore.total / 1024 / 1024)} MB at the start of the measured run, ${fmt(sizeAfter.total / 1024 / 1024)} MB after (+${fmt(grown / 1024 / 1024, 1)} MB in ${MINUTES} min: ${fmt(grown / 1024 / (simulator.vehicles * MINUTES / 60), 0)} KB per vehicle-hour)`);
     const tables = [...sizeAfter.tables].map(([n, b]) => [n, b - (sizeBefore.tables.get(n) ?? 0)] as const).filter(([, d]) => d > 256 * 1024).sort((a, b) => b[1] - a[1]);
     console.log(`  grown: ${tables.map(([n, d]) => `${n} +${fmt(d / 1024 / 1024, 1)} MB`).join(', ')}`);
+    console.log(describeWal(walBefore, walAfter));
     console.log(`PostgreSQL's active statements (sampled every second over the run):\n  ${profile.top(8).join('\n  ')}`);
     console.log(`total bench time ${fmt((Date.now() - started) / 1000)} s`);
   } finally {

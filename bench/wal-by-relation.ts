@@ -4,7 +4,7 @@
  *   node --import tsx bench/wal-by-relation.ts --database URL [--seconds 60] [--top 20] [--checkpoint]
  *
  * URL is the database the service writes (a `bench/network.ts --keep` run's, say, while it runs).
- * Marks the server's WAL position, waits --seconds, marks it again and reads the records written
+ * Marks the server's WAL position (flushed: pg_walinspect reads no further), waits --seconds, marks it again and reads the records written
  * in between with pg_walinspect (PostgreSQL 15 and later; created in the server's `postgres`
  * database if missing, which needs a superuser), before a checkpoint recycles them. Prints the
  * window's WAL bytes and full-page images (whole 8 KB pages written at a page's first change after
@@ -40,7 +40,7 @@ const server = new pg.Client({ connectionString: serverUrl.toString() });
 await server.connect();
 await server.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
 
-const lsn = async () => (await server.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
+const lsn = async () => (await server.query<{ lsn: string }>('SELECT pg_current_wal_flush_lsn()::text AS lsn')).rows[0]!.lsn;
 if (args.checkpoint) await server.query('CHECKPOINT');
 const from = await lsn();
 await new Promise((r) => setTimeout(r, Number(args.seconds) * 1000));
