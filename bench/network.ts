@@ -102,6 +102,11 @@ const MINUTES = Number(args.minutes);
 const PERIOD_S = Number(args.period);
 const MAX_VEHICLES = args.vehicles ? Number(args.vehicles) : Infinity;
 const HISTORY_DAYS = Number(args['history-days']);
+const DATABASE_SETTINGS = args['database-setting']!.map((setting) => {
+  const [, name, value] = /^([a-z_]+)=([A-Za-z0-9_.]+)$/.exec(setting) ?? [];
+  if (!name || value === undefined) throw new Error(`--database-setting ${setting}: NAME=VALUE (a PostgreSQL setting, e.g. wal_compression=lz4)`);
+  return [name, value] as const;
+});
 const STEADY_AFTER_S = Number(args['steady-after']);
 const GROUP = 'netbench';
 const ADMIN = { email: 'netbench@transit-ops.example', password: `netbench-${randomBytes(6).toString('hex')}` };
@@ -728,12 +733,6 @@ async function main() {
   const admin = new pg.Client({ connectionString: DATABASE_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${database}`);
-  for (const setting of args['database-setting']!) {
-    const [, name, value] = /^([a-z_]+)=([A-Za-z0-9_.]+)$/.exec(setting) ?? [];
-    if (!name || value === undefined) throw new Error(`--database-setting ${setting}: NAME=VALUE (a PostgreSQL setting, e.g. wal_compression=lz4)`);
-    // The service's sessions take it (ALTER DATABASE … SET): the server's other databases are untouched.
-    await admin.query(`ALTER DATABASE ${database} SET ${name} = '${value}'`);
-  }
   // Interrupted: the service stopped and the database dropped all the same.
   const interrupted = () => void (async () => {
     running = false;
@@ -745,6 +744,8 @@ async function main() {
   process.once('SIGTERM', interrupted);
   let ws: WebSocket | null = null;
   try {
+    // The service's sessions take them (ALTER DATABASE … SET): the server's other databases are untouched.
+    for (const [name, value] of DATABASE_SETTINGS) await admin.query(`ALTER DATABASE ${database} SET ${name} = '${value}'`);
     // Setup on a clock an hour before the peak (the publication dates from the service date).
     await startServer(urlOf(database), peak.toMillis() - 3600_000 - Date.now());
     await login();
