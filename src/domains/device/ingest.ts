@@ -2,7 +2,8 @@
  * Device report ingestion: one batch, stored atomically (one statement; one transaction when it
  * carries sign events or device states). Each item is checked against its own
  * schema first; a bad item is rejected alone with its reasons and the good ones are stored.
- * Retried items are recognised by (group, device, client id) and acknowledged as duplicates.
+ * Retried items are recognised by (group, device, client id, item time: the report tables' keys) and
+ * acknowledged as duplicates.
  * Items may arrive late and out of order: duties are re-derived from the sign events in event
  * time, and the latest-state view only moves forward in event time.
  */
