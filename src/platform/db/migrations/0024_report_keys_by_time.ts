@@ -20,7 +20,7 @@ import type { Migration } from '../migrate.js';
  * selectTripEvents) is that key now, and goes. A device's reads keep positions_device (group,
  * device, at); the trips' reads, the indexes by trip.
  *
- * Upgrading rebuilds these keys over every partition kept (docs/operations.md §7 gives the time it
+ * Upgrading rebuilds these keys over every partition kept (docs/operations.md §5 gives the time it
  * takes per million rows), the tables locked meanwhile.
  */
 const KEYS = [
