@@ -48,7 +48,7 @@ const stats = (xs: number[], what = 'runs') => {
 
 async function main() {
   const { db, drop } = await benchDatabase('postgres');
-  const app = await buildApp({ config: testConfig({ logLevel: 'silent', feeds: { refreshSeconds: 1, staleVehicleSeconds: 300, etHorizonMinutes: 60, etRefreshSeconds: 0, worker: 'off' } }), db, logger: false });
+  const app = await buildApp({ config: testConfig({ logLevel: 'silent', feeds: { refreshSeconds: 1, staleVehicleSeconds: 300, etHorizonMinutes: 60, etRefreshSeconds: 0, keepFresh: false, worker: 'off' } }), db, logger: false });
   try {
     await createGroup(app.ctx, { group_id: 'bench', name: 'Bench network', timezone: TZ });
     const now = new Date();

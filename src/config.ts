@@ -129,6 +129,8 @@ export interface FeedsConfig {
   etHorizonMinutes: number;
   /** SIRI EstimatedTimetable is rebuilt with a snapshot only once the one served is this many seconds old (0: with every snapshot). */
   etRefreshSeconds: number;
+  /** While a group's feeds are asked for (within ten minutes), its snapshot is rebuilt every refreshSeconds without waiting for a request (feeds/cache.ts). */
+  keepFresh: boolean;
   /** Where snapshots are read and outputs built: the feeds' worker thread (on), the service's thread (off), or auto (the worker on PostgreSQL). */
   worker: WorkerMode;
 }
@@ -236,6 +238,7 @@ export const ENVIRONMENT = Type.Object({
   GTFS_MAX_LISTED_PROBLEMS: env.int({ default: 100, min: 1, max: 10_000, description: "errors and warnings listed in a GTFS import's answer (the totals are always given)" }),
   FEEDS_REFRESH_SECONDS: env.int({ default: 5, min: 1, max: 300, description: "a group's snapshot for GTFS-Realtime and SIRI older than this is rebuilt in the background, answers meanwhile coming from it (stale-while-revalidate)" }),
   FEEDS_STALE_VEHICLE_SECONDS: env.int({ default: 300, min: 10, max: 86_400, description: 'a vehicle whose latest position is older than this leaves GTFS-Realtime and SIRI' }),
+  FEEDS_KEEP_FRESH: env.bool({ default: true, description: "while any of a group's feeds was asked for within ten minutes, its snapshot is rebuilt every `FEEDS_REFRESH_SECONDS` in the background, so an answer is about an interval plus a rebuild old whatever the consumers' polling period; `false`: rebuilt only when a request finds it stale, an answer then as old as the time since the request before it (one consumer polling every 30 s gets 30 s old feeds) ([feeds.md](feeds.md))" }),
   FEEDS_WORKER: env.oneOf(WORKER_MODES, { default: 'auto', description: "where the feeds' snapshots are read and GTFS-Realtime and SIRI built: `on`, a worker thread of their own with its own database connections (PostgreSQL only), so requests and device reports are not held while a city's network is read and written; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database (which lives in the service's thread) ([feeds.md](feeds.md))" }),
   TRACKING_WORKER: env.oneOf(WORKER_MODES, { default: 'auto', description: "where trip tracking is recomputed after device reports (and before the reads that cover a trip still marked): `on`, a worker thread of its own with its own database connections (PostgreSQL only), so the service's thread answers requests and ingests reports meanwhile and the reports held between two rounds are kept on another heap; `off`, the service's thread; `auto`, on with PostgreSQL, off with the embedded database ([tracking.md](tracking.md))" }),
   FEEDS_ET_REFRESH_SECONDS: env.int({ default: 0, min: 0, max: 3600, description: "SIRI EstimatedTimetable is rebuilt with a snapshot only once the one served is this many seconds old, and served meanwhile (its ResponseTimestamp and Age tell how old); `0`: with every snapshot. A city's timetable is a third of a rebuild's CPU: a larger value keeps trip-updates, positions and device answers faster on a full machine ([feeds.md](feeds.md))" }),
@@ -311,6 +314,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       staleVehicleSeconds: e.FEEDS_STALE_VEHICLE_SECONDS,
       etHorizonMinutes: e.FEEDS_ET_HORIZON_MINUTES,
       etRefreshSeconds: e.FEEDS_ET_REFRESH_SECONDS,
+      keepFresh: e.FEEDS_KEEP_FRESH,
       worker: e.FEEDS_WORKER,
     },
     live: {
@@ -389,6 +393,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   const partitions = { positionsRetentionDays: 0, checkSeconds: 300 };
   // The feeds are built on the test's thread, on both engines (the `pause` seam holds a rebuild
   // there); test/feeds/worker.test.ts tests the worker thread on PostgreSQL.
-  const feeds = { ...defaults.feeds, worker: 'off' as const };
+  // Rebuilt on request only (FEEDS_KEEP_FRESH off): a background rebuild on the real timer would
+  // race the tests that move the clock and count rebuilds; test/feeds/keep-fresh.test.ts turns it on.
+  const feeds = { ...defaults.feeds, worker: 'off' as const, keepFresh: false };
   return { ...defaults, dataDir: 'memory://', logLevel: 'silent', oidcAllowPrivateHosts: true, rateLimits, predictions: { ...defaults.predictions, job: false }, predictionSamples: { ...defaults.predictionSamples, job: false }, partitions, feeds, ...overrides };
 }

@@ -93,7 +93,7 @@ describe('the journeys of the feeds, with the default 60-minute horizon', () => 
 describe('the ET horizon is configurable (FEEDS_ET_HORIZON_MINUTES)', () => {
   let f: FeedFixture;
   beforeAll(async () => {
-    f = await feedFixture({ config: { feeds: { refreshSeconds: 5, staleVehicleSeconds: 300, etHorizonMinutes: 20, etRefreshSeconds: 0, worker: 'off' } } });
+    f = await feedFixture({ config: { feeds: { refreshSeconds: 5, staleVehicleSeconds: 300, etHorizonMinutes: 20, etRefreshSeconds: 0, keepFresh: false, worker: 'off' } } });
   });
   afterAll(async () => f?.t.close());
 

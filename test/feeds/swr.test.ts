@@ -368,7 +368,7 @@ describe('stale-while-revalidate feeds (issue 16)', () => {
 describe.each(engine === 'postgres' ? (['off', 'on'] as const) : (['off'] as const))('the timetable on a cadence of its own (FEEDS_ET_REFRESH_SECONDS), FEEDS_WORKER=%s', (worker) => {
   let g: FeedFixture;
   beforeAll(async () => {
-    g = await feedFixture({ config: { feeds: { refreshSeconds: 5, staleVehicleSeconds: 300, etHorizonMinutes: 60, etRefreshSeconds: 30, worker } } });
+    g = await feedFixture({ config: { feeds: { refreshSeconds: 5, staleVehicleSeconds: 300, etHorizonMinutes: 60, etRefreshSeconds: 30, keepFresh: false, worker } } });
   });
   afterAll(async () => g?.t.close());
 

@@ -11,6 +11,12 @@
  *   (set-based, see networkNow), builds every output asked for lately (within OUTPUT_IDLE_MS: one
  *   no longer asked for is let go, and built on request if asked again), then replaces the snapshot.
  *   A failed rebuild is logged and tried again one interval later; the last snapshot stays.
+ * - Kept fresh (FEEDS_KEEP_FRESH, on by default): while any of a group's outputs was asked for
+ *   within OUTPUT_IDLE_MS, each rebuild's end sets a timer for the moment its snapshot turns
+ *   stale, which starts the next rebuild unless a request did: an answer is then about an
+ *   interval plus a rebuild old whatever the consumers' polling period. Off, a rebuild starts
+ *   only from a request, and one consumer polling every 30 s is answered with the snapshot its
+ *   previous request started, 30 s old.
  * - The first request for a group (none built yet in this instance) waits for the first build.
  * - A late rebuild (under way for a refresh interval or more: a city's network on a busy machine)
  *   does not hold the vehicles' positions back: the outputs told from them alone (VehiclePositions,
@@ -163,6 +169,8 @@ interface GroupFeeds {
   endedAt: number | undefined;
   /** The outputs asked for, most recent last, with the last one built (`spec`: one the worker thread can build). */
   outputs: Map<string, AskedOutput>;
+  /** The timer of the next rebuild kept fresh (FEEDS_KEEP_FRESH), if one is set. */
+  fresh: ReturnType<typeof setTimeout> | undefined;
 }
 
 interface AskedOutput {
@@ -189,6 +197,8 @@ export class FeedCache implements Service {
   pauseLast: ((groupId: string, name: string) => Promise<void>) | undefined;
   /** Told what each rebuild that succeeded took (the service's /metrics). */
   private readonly rebuilt: ((t: RebuildTimes) => void)[] = [];
+  /** Set by close: no rebuild kept fresh is set any more. */
+  private closing = false;
 
   constructor(private readonly ctx: AppContext) {
     this.thread = feedsOffThread(ctx.config, ctx.db) ? FeedThread.of(ctx.config, ctx.db, (err) => ctx.log.error({ err }, "the feeds' worker thread failed; it is started again at the next rebuild")) : undefined;
@@ -221,7 +231,7 @@ export class FeedCache implements Service {
 
   private group(groupId: string): GroupFeeds {
     let g = this.groups.get(groupId);
-    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, positions: undefined, retryAt: 0, endedAt: undefined, outputs: new Map() }));
+    if (!g) this.groups.set(groupId, (g = { net: undefined, full: undefined, building: undefined, buildingSince: 0, positions: undefined, retryAt: 0, endedAt: undefined, outputs: new Map(), fresh: undefined }));
     return g;
   }
 
@@ -263,9 +273,38 @@ export class FeedCache implements Service {
       .finally(() => {
         if (g.building === building) g.building = undefined;
         this.running.delete(settled);
+        this.keepFresh(groupId, g);
       });
     this.running.add(settled);
     return building;
+  }
+
+  /**
+   * FEEDS_KEEP_FRESH: the next rebuild of the group, when its snapshot turns stale (or a failed
+   * rebuild's retry is due), without waiting for a request; none once no output was asked for
+   * within OUTPUT_IDLE_MS, or the cache is closing. A rebuild under way when it fires sets the
+   * next one when it ends.
+   */
+  private keepFresh(groupId: string, g: GroupFeeds) {
+    clearTimeout(g.fresh);
+    g.fresh = undefined;
+    if (!this.ctx.config.feeds.keepFresh || this.closing || g.building || !g.net) return;
+    const now = this.ctx.clock.now().getTime();
+    if (![...g.outputs.values()].some((o) => now - o.askedAt <= OUTPUT_IDLE_MS)) return;
+    const age = now - g.net.now.getTime();
+    // Due on the service's clock (a clock moved back makes the snapshot stale, as for a request).
+    if ((age >= this.refreshMs || age < 0) && now >= g.retryAt) {
+      void this.rebuild(groupId, g).catch(() => undefined);
+      return;
+    }
+    // Checked again then: a clock held (a test's) is waited for, an interval at a time.
+    g.fresh = setTimeout(() => this.keepFresh(groupId, g), Math.max(age < this.refreshMs ? this.refreshMs - age : 0, g.retryAt - now));
+    g.fresh.unref();
+  }
+
+  /** Whether a rebuild kept fresh (FEEDS_KEEP_FRESH) is set for the group. */
+  keptFresh(groupId: string): boolean {
+    return this.groups.get(groupId)?.fresh !== undefined;
   }
 
   /**
@@ -479,6 +518,11 @@ export class FeedCache implements Service {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    for (const g of this.groups.values()) {
+      clearTimeout(g.fresh);
+      g.fresh = undefined;
+    }
     await this.idle();
     await this.thread?.close();
   }

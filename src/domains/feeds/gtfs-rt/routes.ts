@@ -55,7 +55,8 @@ const ABOUT: Record<FeedName, { operationId: string; summary: string; descriptio
 const COMMON =
   'Passenger information: **no credential** (open data, like the GTFS calendars); the whole network, no team scope. Protobuf (`application/x-protobuf`) by default; `?format=json` gives the same content in protobuf\'s JSON mapping. ' +
   'FULL_DATASET; the header timestamp is when the service read the network (the snapshot\'s build time). Stale-while-revalidate: answered at once from the last snapshot of the group (shared by every feed, GTFS-Realtime and SIRI), never after a rebuild; ' +
-  'a snapshot older than FEEDS_REFRESH_SECONDS (default 5 s) is rebuilt in the background by the first request that finds it so (one rebuild at a time per group), and served meanwhile. ' +
+  'a snapshot older than FEEDS_REFRESH_SECONDS (default 5 s) is rebuilt in the background by the first request that finds it so (one rebuild at a time per group), and served meanwhile; ' +
+  'while any feed of the group was asked for within ten minutes, the service also rebuilds it once stale without waiting for a request (FEEDS_KEEP_FRESH, on by default), so an answer is about an interval plus a rebuild old whatever your polling period. ' +
   'The `Age` header is the snapshot\'s age in seconds. Only the very first request for a group in an instance waits, for the first build. ' +
   'Each feed tells its own snapshot in its header: while a rebuild is late (under way for FEEDS_REFRESH_SECONDS or more), vehicle-positions is refreshed alone from the vehicles\' positions and is then newer than trip-updates; SIRI EstimatedTimetable, built after the GTFS-Realtime feeds, may be one snapshot older than them. ' +
   'A vehicle that reports while a snapshot is read is in that snapshot with its previous position (or, if it had none in the stale window, in the next one). ' +
