@@ -7,17 +7,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OUTPUT_IDLE_MS } from '../../src/domains/feeds/cache.js';
+import { engine } from '../helpers/db.js';
 import { eventually, feedFixture, readFeed, secs, type FeedFixture } from './fixture.js';
 
-let f: FeedFixture;
-let rebuilds = 0;
-beforeAll(async () => {
-  f = await feedFixture({ config: { feeds: { refreshSeconds: 1, staleVehicleSeconds: 300, etHorizonMinutes: 60, etRefreshSeconds: 0, keepFresh: true, worker: 'off' } } });
-  f.t.ctx.services.feeds.onRebuilt(() => rebuilds++);
-});
-afterAll(async () => f?.t.close());
+// On the feeds' worker thread too (PostgreSQL): the cache decides when, whichever thread builds.
+describe.each(engine === 'postgres' ? (['off', 'on'] as const) : (['off'] as const))('feeds kept fresh, FEEDS_WORKER=%s', (worker) => {
+  let f: FeedFixture;
+  let rebuilds = 0;
+  beforeAll(async () => {
+    f = await feedFixture({ config: { feeds: { refreshSeconds: 1, staleVehicleSeconds: 300, etHorizonMinutes: 60, etRefreshSeconds: 0, keepFresh: true, worker } } });
+    f.t.ctx.services.feeds.onRebuilt(() => rebuilds++);
+  });
+  afterAll(async () => f?.t.close());
 
-describe('feeds kept fresh', () => {
   it('rebuilds a stale snapshot without a request while its feeds are asked for, and answers the next request from it', async () => {
     const first = await readFeed(f, 'vehicle-positions');
     expect(first.message!.header.timestamp).toBe(secs(f.clock.now().toISOString()));
