@@ -160,6 +160,8 @@ const F = {
   /** The SIRI EstimatedTimetable's (its ResponseTimestamp): built after the others of a rebuild. */
   timetableHeaderAge: new Series(),
   positionAge: new Series(),
+  /** From a feed's last byte to its figures taken here (decoding it, this thread's turn): left out of the header ages since 2026-12-04 20:30. */
+  consumerMs: new Series(),
   coverageVehicles: new Series(),
   coverageTrips: new Series(),
   buildUpperBound: new Series(),
@@ -567,7 +569,10 @@ async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<v
   (F.feedWireBytes.get(name) ?? F.feedWireBytes.set(name, new Series()).get(name)!).add(res.wireBytes);
   if (res.header === undefined) return;
   const header = res.header;
-  const fetchedAt = now();
+  // When its last byte came, on the run's clock: decoding it (a city's trip-updates is 10 MB of
+  // protobuf) and this thread's turn are the consumer's own time, not the feed's age.
+  F.consumerMs.add(Date.now() - res.endedAt);
+  const fetchedAt = now() - (Date.now() - res.endedAt);
   if (name === 'siri-et') F.timetableHeaderAge.add((fetchedAt - header) / 1000);
   else if (res.vehicles) {
     F.headerAge.add((fetchedAt - header) / 1000);
@@ -847,7 +852,7 @@ async function main() {
         `  trip object of a trip in progress, read once a second ${F.tripReadMs.describe(since)}`,
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
         ...POLLED.map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB (${fmt((F.feedWireBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB on the wire)`),
-        `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}, siri-et ${F.timetableHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)}; new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
+        `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}, siri-et ${F.timetableHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)} (ages at the last byte; the consumer's decoding after it ${F.consumerMs.describe(since, 'ms')}); new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}; the bench's own (load generator and consumers: its holds delay what it measures) ${F.benchLoopMs.describe(since)}`,
         ...(F.analyzeMs.count() > 0 ? [`  the bench's passes in autovacuum's stead (autovacuum off; --analyze ${ANALYZE_MODE}) ${F.analyzeMs.describe()}, tables analysed ${F.analyzedTables.describe(0, '')}, vacuumed ${F.vacuumedTables.describe(0, '')} per pass`] : []),
