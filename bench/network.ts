@@ -16,7 +16,7 @@
  *    own, sender-worker.mjs, as devices would: the simulator's holds apart; also as the
  *    simulator's thread saw them); tracking lag (report accepted →
  *    visible in the trip object, and in vehicle-positions); the trip object of a trip in progress
- *    read once a second; the four passenger feeds (GTFS-RT vehicle-positions and trip-updates, SIRI vehicle-monitoring and estimated-timetable) fetched
+ *    read once a second (--trip-reads); the four passenger feeds (GTFS-RT vehicle-positions and trip-updates, SIRI vehicle-monitoring and estimated-timetable) fetched
  *    by a consumer polling each every 5 s (Accept-Encoding: gzip; latency: request to last byte,
  *    inflating apart, timed on a worker thread of its own: consumer-worker.mjs): latency p50/p99, size inflated and on the wire, freshness (header age of vehicle-positions, of trip-updates and of the SIRI timetable, position
  *    age) and coverage (vehicles in the feed / vehicles that reported within the stale window
@@ -48,7 +48,10 @@
  * of the service's node, e.g. "--max-semi-space-size=64": its garbage collector tried),
  * --database-setting NAME=VALUE (repeatable: a PostgreSQL setting of the bench's database alone,
  * which the service's sessions take, e.g. wal_compression=lz4; one a session cannot set, such as
- * checkpoint_timeout, is refused by the server), --help.
+ * checkpoint_timeout, is refused by the server; log_min_duration_statement=20 puts the service's
+ * statements of 20 ms or more in the server's log), --trip-reads N (the trip objects read a second by
+ * the trip object reader, 1: its p99 over a 5-minute run is then its 3rd longest read; 4 gives a
+ * steadier tail for comparing two runs), --help.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -87,6 +90,7 @@ const { values: args } = parseArgs({
     'steady-after': { type: 'string', default: '60' },
     analyze: { type: 'string', default: 'autovacuum' },
     'database-setting': { type: 'string', multiple: true, default: [] },
+    'trip-reads': { type: 'string', default: '1' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -103,11 +107,13 @@ const PERIOD_S = Number(args.period);
 const MAX_VEHICLES = args.vehicles ? Number(args.vehicles) : Infinity;
 const HISTORY_DAYS = Number(args['history-days']);
 const DATABASE_SETTINGS = args['database-setting']!.map((setting) => {
-  const [, name, value] = /^([a-z_]+)=([A-Za-z0-9_.]+)$/.exec(setting) ?? [];
+  const [, name, value] = /^([a-z_.]+)=([A-Za-z0-9_.]+)$/.exec(setting) ?? [];
   if (!name || value === undefined) throw new Error(`--database-setting ${setting}: NAME=VALUE (a PostgreSQL setting, e.g. wal_compression=lz4)`);
   return [name, value] as const;
 });
 const STEADY_AFTER_S = Number(args['steady-after']);
+const TRIP_READS = Number(args['trip-reads']);
+if (!(TRIP_READS > 0 && TRIP_READS <= 20)) throw new Error(`--trip-reads ${args['trip-reads']}: trip objects read a second, more than 0 and at most 20`);
 const GROUP = 'netbench';
 const ADMIN = { email: 'netbench@transit-ops.example', password: `netbench-${randomBytes(6).toString('hex')}` };
 const STALE_S = 300;
@@ -622,7 +628,7 @@ const tripSnapshotsSeen = new Set<number>();
 
 /**
  * Reads the trip object of a trip in progress (started, not ended), picked at random, once a
- * second, as a console or a passenger app would: the trip object's latency apart from the
+ * second (--trip-reads a second), as a console or a passenger app would: the trip object's latency apart from the
  * recomputation a read right after a report waits for (the tracking lag probe's). Timed on the
  * consumers' thread, like the feeds.
  */
@@ -831,7 +837,7 @@ async function main() {
         ...POLLED.map((name, i) => loop(name, 5000, 1250 * i, () => fetchFeed(name, now))),
         loop('feed lag probe', 1000, 500, () => probeFeedLag(now)),
       ]),
-      loop('trip object reader', 1000, 250, () => readTripObject(date)),
+      loop('trip object reader', 1000 / TRIP_READS, 250, () => readTripObject(date)),
       loop('query profile', 1000, 0, () => profile.sample()),
       ...(analyzer ? [loop('analyze', 60_000, 60_000, analyze)] : []),
     ];
@@ -849,7 +855,7 @@ async function main() {
       const line = [
         `${label}: ${fmt(F.items.sum(since) / ((c.t - since) / 1000), 1)} items/s, batch p50/p99 ${F.batchMs.describe(since)} (${F.batchSeenMs.describe(since)} as the load generator's thread had the answers), failed batches ${simulator.failures}`,
         `  tracking lag (accepted → trip object) p50/p99 ${F.lagTripObject.describe(since)}, not seen within 60 s ${F.lagTripObjectMissed.count(since)}; trip object read right after a report (recomputes the trip first) ${F.tripObjectMs.describe(since)}`,
-        `  trip object of a trip in progress, read once a second ${F.tripReadMs.describe(since)}`,
+        `  trip object of a trip in progress, read ${TRIP_READS} a second ${F.tripReadMs.describe(since)}`,
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
         ...POLLED.map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB (${fmt((F.feedWireBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB on the wire)`),
         `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}, siri-et ${F.timetableHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)} (ages at the last byte; the consumer's decoding after it ${F.consumerMs.describe(since, 'ms')}); new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
