@@ -173,6 +173,9 @@ interface GroupFeeds {
   fresh: ReturnType<typeof setTimeout> | undefined;
 }
 
+/** Whether the output was not asked for within OUTPUT_IDLE_MS of `now` (ms, service clock; one asked for after it, the clock moved back, is not). */
+const idle = (o: AskedOutput, now: number) => now - o.askedAt > OUTPUT_IDLE_MS;
+
 interface AskedOutput {
   spec: OutputSpec | undefined;
   recipe: Recipe;
@@ -242,11 +245,19 @@ export class FeedCache implements Service {
   snapshot(groupId: string): Promise<NetworkHead> {
     const g = this.group(groupId);
     if (!g.net) return g.building ?? this.rebuild(groupId, g);
-    const now = this.ctx.clock.now().getTime();
-    const age = now - g.net.now.getTime();
-    // A clock moved backwards (age < 0) makes the snapshot stale too.
-    if ((age >= this.refreshMs || age < 0) && !g.building && now >= g.retryAt) void this.rebuild(groupId, g).catch(() => undefined);
+    if (!g.building && this.due(g, this.ctx.clock.now().getTime())) void this.rebuild(groupId, g).catch(() => undefined);
     return Promise.resolve(g.net);
+  }
+
+  /**
+   * Whether the group's snapshot is to be rebuilt at `now` (ms, service clock): there is one, as
+   * old as the refresh interval or from a later clock (one moved back), and no failed rebuild is
+   * being waited out.
+   */
+  private due(g: GroupFeeds, now: number): boolean {
+    if (!g.net) return false;
+    const age = now - g.net.now.getTime();
+    return (age >= this.refreshMs || age < 0) && now >= g.retryAt;
   }
 
   /** Reads the network again; every output asked for lately is built before the new snapshot is served. */
@@ -290,14 +301,13 @@ export class FeedCache implements Service {
     g.fresh = undefined;
     if (!this.ctx.config.feeds.keepFresh || this.closing || g.building || !g.net) return;
     const now = this.ctx.clock.now().getTime();
-    if (![...g.outputs.values()].some((o) => now - o.askedAt <= OUTPUT_IDLE_MS)) return;
-    const age = now - g.net.now.getTime();
-    // Due on the service's clock (a clock moved back makes the snapshot stale, as for a request).
-    if ((age >= this.refreshMs || age < 0) && now >= g.retryAt) {
+    if (![...g.outputs.values()].some((o) => !idle(o, now))) return;
+    if (this.due(g, now)) {
       void this.rebuild(groupId, g).catch(() => undefined);
       return;
     }
     // Checked again then: a clock held (a test's) is waited for, an interval at a time.
+    const age = now - g.net.now.getTime();
     g.fresh = setTimeout(() => this.keepFresh(groupId, g), Math.max(age < this.refreshMs ? this.refreshMs - age : 0, g.retryAt - now));
     g.fresh.unref();
   }
@@ -312,7 +322,7 @@ export class FeedCache implements Service {
    * asked for after `now`, the clock moved back, is kept.)
    */
   private static forgetIdle(g: GroupFeeds, now: number) {
-    for (const [name, o] of g.outputs) if (now - o.askedAt > OUTPUT_IDLE_MS) g.outputs.delete(name);
+    for (const [name, o] of g.outputs) if (idle(o, now)) g.outputs.delete(name);
   }
 
   /**
