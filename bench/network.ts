@@ -567,6 +567,17 @@ function getAsConsumer(path: string, headers: Record<string, string> = {}, diges
 const POLLED = (args.feeds ?? '').split(',').map((f) => f.trim()).filter((f) => f !== '') as (keyof typeof FEEDS)[];
 for (const f of POLLED) if (!(f in FEEDS)) throw new Error(`--feeds: ${f} is none of ${Object.keys(FEEDS).join(', ')}`);
 
+/**
+ * When an answer's last byte came, on the run's clock: decoding it (a city's trip-updates is 10 MB
+ * of protobuf) and this thread's turn are the consumer's own time, not the feed's age (counted
+ * apart in F.consumerMs).
+ */
+function arrivedAt(res: Consumed, now: () => number): number {
+  const consumer = Date.now() - res.endedAt;
+  F.consumerMs.add(consumer);
+  return now() - consumer;
+}
+
 async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<void> {
   const res = await getAsConsumer(`/groups/${GROUP}${FEEDS[name]}`, {}, name === 'vehicle-positions' || name === 'trip-updates' || name === 'siri-et' ? name : undefined);
   if (res.status !== 200 && res.status !== 204) throw new Error(`${name}: ${res.status} ${res.text ?? ''}`);
@@ -575,10 +586,7 @@ async function fetchFeed(name: keyof typeof FEEDS, now: () => number): Promise<v
   (F.feedWireBytes.get(name) ?? F.feedWireBytes.set(name, new Series()).get(name)!).add(res.wireBytes);
   if (res.header === undefined) return;
   const header = res.header;
-  // When its last byte came, on the run's clock: decoding it (a city's trip-updates is 10 MB of
-  // protobuf) and this thread's turn are the consumer's own time, not the feed's age.
-  F.consumerMs.add(Date.now() - res.endedAt);
-  const fetchedAt = now() - (Date.now() - res.endedAt);
+  const fetchedAt = arrivedAt(res, now);
   if (name === 'siri-et') F.timetableHeaderAge.add((fetchedAt - header) / 1000);
   else if (res.vehicles) {
     F.headerAge.add((fetchedAt - header) / 1000);
@@ -628,7 +636,7 @@ const tripSnapshotsSeen = new Set<number>();
 
 /**
  * Reads the trip object of a trip in progress (started, not ended), picked at random, once a
- * second (--trip-reads a second), as a console or a passenger app would: the trip object's latency apart from the
+ * second (--trip-reads: that many times a second), as a console or a passenger app would: the trip object's latency apart from the
  * recomputation a read right after a report waits for (the tracking lag probe's). Timed on the
  * consumers' thread, like the feeds.
  */
@@ -650,7 +658,7 @@ async function probeFeedLag(now: () => number): Promise<void> {
   const header = res.header;
   if (!snapshotsSeen.has(header)) {
     snapshotsSeen.add(header);
-    if (snapshotsSeen.size > 1) F.buildUpperBound.add((now() - header) / 1000);
+    if (snapshotsSeen.size > 1) F.buildUpperBound.add((arrivedAt(res, now) - header) / 1000);
   }
   for (const [v, ts] of res.vehicles) {
     const list = pendingPositions.get(v);
