@@ -253,7 +253,8 @@ export function plainJourneyText(ft: FeedTrip, tz: string): string | null {
     out.push('<EstimatedCalls>');
     // A call one string (a template, its tags written out), not nine entries of the list: a city's
     // rebuild writes some 130,000 calls, and this takes its journeys' text 29 % less time
-    // (bench: 2,850 synthetic journeys of 45 calls, the best of 11 rounds, 183 against 130 ms).
+    // (2,850 synthetic journeys of 45 calls, the best of 11 rounds: 183 against 130 ms;
+    // bench/RESULTS.md, 2026-12-05).
     for (let i = 0; i < ft.calls.length; i++) {
       const c = ft.calls[i]!;
       out.push(
