@@ -141,10 +141,8 @@ export const placeId = (p: Place, updateId: string, n: number) => p.stop_id ?? `
  * trips new to the memo; once: the delays, the vehicles). Only trips still running are read: a trip that ended more than
  * PAST_TRIP_SECONDS ago (with its delay) is not read at all, so the cost does not grow with the
  * days recorded. `pause` (a test seam) is awaited after the trips are read and before the
- * vehicles are taken. `recompute` false: the trips' tracking and delays are read as the tracking
- * rounds left them, the trips marked dirty not recomputed first (the feeds' worker thread:
- * cache.ts), and the reads independent of one another are made together (the vehicles' beside
- * the trips'); else one after the other, the vehicles read after the pause.
+ * vehicles are. `recompute` false: the trips' tracking and delays are read as the tracking rounds
+ * left them, the trips marked dirty not recomputed first (the feeds' worker thread: cache.ts).
  *
  * Incremental: given the group's `previous` snapshot, a trip told exactly as then is that
  * snapshot's FeedTrip again, not one made anew. predictTrips gives back a prediction equal to the
@@ -174,38 +172,21 @@ export async function networkNow(
   const net: NetworkNow = { groupId, timezone: tz, now, dates, trips: [], updates: [], vehicles: [] };
   const endedSince = new Date(now.getTime() - PAST_TRIP_SECONDS * 1000);
   const delays = new Map<string, Map<string, ObservedDelay>>(dates.map((d) => [d, new Map()]));
-  // As the rounds left them (the feeds' worker thread), every query is a read: those that do not
-  // need one another's answer go together, each on a connection of the pool (a city's delays and
-  // vehicles, about 0.2 s, read while the tracking of the open trips is). Else (recompute) in
-  // turn: each may first recompute the trips marked dirty, which the others would race.
-  const together = o.recompute === false;
-  const vehiclesRead = together ? handled(vehiclesNow(db, groupId, now, o.staleVehicleSeconds)) : undefined;
-  const delaysRead = observedDelays(db, groupId, dates, endedSince, together ? { recompute: false } : {});
-  if (together) handled(delaysRead);
-  const liveRead = (date: string, updates: TripUpdateRecord[]) => {
-    const before = previous?.trips.filter((t) => t.service_date === date);
-    const predicted = before && new Map(before.flatMap((t) => (t.prediction ? [[t.prediction.trip_id, t.prediction] as const] : [])));
-    return liveOf(db, groupId, tz, date, now, o.predictions, memo, o.scheduleHorizonSeconds ?? 0, !together, predicted).then((live) => ({ date, updates, before, live }));
-  };
-  const datesRead = (date: string) => updatesInForce(db, groupId, date).then((updates) => liveRead(date, updates));
-  const perDate = together ? dates.map((date) => handled(datesRead(date))) : undefined;
-  for (const d of await delaysRead) {
+  const recompute = o.recompute === false ? { recompute: false } : {};
+  for (const d of await observedDelays(db, groupId, dates, endedSince, recompute)) {
     delays.get(d.service_date)?.set(instanceKey(d.trip_id, d.start_time), { stop_sequence: d.stop_sequence, stop_id: d.stop_id, delay: d.delay_seconds, at: d.passed_at });
   }
-  for (const [i, date] of dates.entries()) {
-    const { updates, before, live } = await (perDate ? perDate[i]! : datesRead(date));
+  for (const date of dates) {
+    const updates = await updatesInForce(db, groupId, date);
     for (const u of updates) net.updates.push({ service_date: date, update: u });
+    const before = previous?.trips.filter((t) => t.service_date === date);
+    const predicted = before && new Map(before.flatMap((t) => (t.prediction ? [[t.prediction.trip_id, t.prediction] as const] : [])));
+    const live = await liveOf(db, groupId, tz, date, now, o.predictions, memo, o.scheduleHorizonSeconds ?? 0, o.recompute !== false, predicted);
     net.trips.push(...(await tripsOf(db, groupId, tz, date, updates, delays.get(date)!, live, now, memo, before && new Map(before.map((t) => [t.key, t])))));
   }
   await o.pause?.();
-  net.vehicles = await (vehiclesRead ?? vehiclesNow(db, groupId, now, o.staleVehicleSeconds));
+  net.vehicles = await vehiclesNow(db, groupId, now, o.staleVehicleSeconds);
   return net;
-}
-
-/** `p`, its rejection marked handled: awaited later, after others may have thrown first (it is then let go, not left unhandled). */
-function handled<T>(p: Promise<T>): Promise<T> {
-  p.catch(() => undefined);
-  return p;
 }
 
 /**
