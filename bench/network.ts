@@ -46,6 +46,9 @@
  * window ending S seconds in or later, the steady state: the first minute still has the service
  * recomputing the morning the simulator's start sent; 0: not), --server-node-args="ARGS" (options
  * of the service's node, e.g. "--max-semi-space-size=64": its garbage collector tried),
+ * --server-stdout FILE (the service's standard output appended to FILE as well: what its node
+ * prints there, e.g. with --server-node-args="--trace-incremental-marking", what starts each full
+ * collection of each of its threads' heaps),
  * --database-setting NAME=VALUE (repeatable: a PostgreSQL setting of the bench's database alone,
  * which the service's sessions take, e.g. wal_compression=lz4; one a session cannot set, such as
  * checkpoint_timeout, is refused by the server; log_min_duration_statement=20 puts the service's
@@ -55,7 +58,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -84,6 +87,7 @@ const { values: args } = parseArgs({
     load: { type: 'string', default: 'sim' },
     'cpu-prof': { type: 'string' },
     'server-node-args': { type: 'string', default: '' },
+    'server-stdout': { type: 'string' },
     'history-days': { type: 'string', default: '0' },
     'no-feeds': { type: 'boolean', default: false },
     feeds: { type: 'string', default: 'vehicle-positions,trip-updates,siri-vm,siri-et' },
@@ -206,6 +210,7 @@ async function startServer(databaseUrl: string, offsetMs: number, profile = fals
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  if (args['server-stdout']) child.stdout!.pipe(createWriteStream(args['server-stdout'], { flags: 'a' }));
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child!.stdout!.on('data', (b: Buffer) => {
