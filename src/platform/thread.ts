@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { WorkerMode } from '../config.js';
 import type { Db } from './db/index.js';
 
@@ -27,11 +27,24 @@ export type ThreadAnswer<T> = ({ ok: true } & T) | { ok: false; message: string 
  * to start it: compiled (dist: `name`.js), or TypeScript (tests, tsx: `name`.ts) with tsx's loader
  * registered first (a worker does not inherit the loader of the thread that starts it).
  */
+/**
+ * The young generation of a worker thread's heap, in MB (V8 gives a third of it to each of its two
+ * semi-spaces: 64 MB; its default is 16 MB each). The service's worker threads build a city's
+ * network every few seconds, and most of the objects of one rebuild (its trips, calls, predictions,
+ * tracking rows, the timetable's journeys) outlived the small default's scavenges, to be copied
+ * and promoted: with 64 MB semi-spaces (bench/RESULTS.md, 2026-12-05, two city runs under
+ * `--cpu-prof` back to back) the feeds' thread spent 13.5 % of its time in its collector against
+ * 18.8 %, the tracking thread 8.0 % against 13.4 %, and a feeds rebuild took 6.3 s at the mean
+ * against 11.3 s on that VM. Memory: up to some 130 MB more per thread.
+ */
+export const WORKER_YOUNG_GENERATION_MB = 192;
+
 function workerOf(besideUrl: string, name: string, workerData: unknown): Worker {
-  if (fileURLToPath(besideUrl).endsWith('.js')) return new Worker(new URL(`./${name}.js`, besideUrl), { workerData });
+  const resourceLimits: ResourceLimits = { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB };
+  if (fileURLToPath(besideUrl).endsWith('.js')) return new Worker(new URL(`./${name}.js`, besideUrl), { workerData, resourceLimits });
   const entry = new URL(`./${name}.ts`, besideUrl).href;
   const tsx = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData });
+  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData, resourceLimits });
 }
 
 export interface ThreadOptions {
@@ -58,6 +71,11 @@ export class ThreadClient<Ask extends { op: string }, Answer extends { ok: true 
   private closing = false;
 
   constructor(private readonly o: ThreadOptions) {}
+
+  /** The limits of the thread's heap, as its isolate has them (undefined: not started). */
+  get resourceLimits(): ResourceLimits | undefined {
+    return this.worker?.resourceLimits;
+  }
 
   private started(): Worker {
     if (this.worker) return this.worker;

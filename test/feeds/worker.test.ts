@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig, testConfig } from '../../src/config.js';
 import { FeedThread, feedsOffThread } from '../../src/domains/feeds/feed-thread.js';
+import { WORKER_YOUNG_GENERATION_MB } from '../../src/platform/thread.js';
 import { samplePredictions } from '../../src/domains/predictions/samples.js';
 import type { FastifyInstance } from 'fastify';
 import { engine } from '../helpers/db.js';
@@ -202,8 +203,9 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
   it('refuses an ask once closed, and starts no worker for it (a late ask would start a worker nothing closes)', async () => {
     const thread = FeedThread.of({ ...testConfig(), feeds: { ...testConfig().feeds, worker: 'on' } }, f.t.db, () => undefined);
     const sample = { op: 'samples', ask: { now: f.clock.now().getTime(), groupId: f.g, maxHorizonS: 3600, chunkRows: 1000 } } as const;
-    // Asked once: its worker started and answered.
+    // Asked once: its worker started and answered, its heap's young generation the one set for the service's worker threads.
     expect((await thread.ask(sample)).ok).toBe(true);
+    expect(thread.resourceLimits?.maxYoungGenerationSizeMb).toBe(WORKER_YOUNG_GENERATION_MB);
     await thread.close();
     await expect(thread.ask(sample)).rejects.toThrow(/closed \(asked samples\)/);
     expect((thread as unknown as { worker: unknown }).worker).toBeUndefined();
