@@ -23,11 +23,6 @@ export function onItsOwnThread(mode: WorkerMode, db: Db): boolean {
 export type ThreadAnswer<T> = ({ ok: true } & T) | { ok: false; message: string };
 
 /**
- * The thread's module next to the module that asks it (`besideUrl`, its import.meta.url), and how
- * to start it: compiled (dist: `name`.js), or TypeScript (tests, tsx: `name`.ts) with tsx's loader
- * registered first (a worker does not inherit the loader of the thread that starts it).
- */
-/**
  * The young generation of a worker thread's heap, in MB (V8 gives a third of it to each of its two
  * semi-spaces: 64 MB; its default is 16 MB each). The service's worker threads build a city's
  * network every few seconds, and most of the objects of one rebuild (its trips, calls, predictions,
@@ -35,10 +30,16 @@ export type ThreadAnswer<T> = ({ ok: true } & T) | { ok: false; message: string 
  * and promoted: with 64 MB semi-spaces (bench/RESULTS.md, 2026-12-05, two city runs under
  * `--cpu-prof` back to back) the feeds' thread spent 13.5 % of its time in its collector against
  * 18.8 %, the tracking thread 8.0 % against 13.4 %, and a feeds rebuild took 6.3 s at the mean
- * against 11.3 s on that VM. Memory: up to some 130 MB more per thread.
+ * against 11.3 s on that VM. Memory: the service's RSS 4.5 against 4.0 GB in that pair (the
+ * larger young generation on its every thread there; here on the worker threads only).
  */
 export const WORKER_YOUNG_GENERATION_MB = 192;
 
+/**
+ * The thread's module next to the module that asks it (`besideUrl`, its import.meta.url), and how
+ * to start it: compiled (dist: `name`.js), or TypeScript (tests, tsx: `name`.ts) with tsx's loader
+ * registered first (a worker does not inherit the loader of the thread that starts it).
+ */
 function workerOf(besideUrl: string, name: string, workerData: unknown): Worker {
   const resourceLimits: ResourceLimits = { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB };
   if (fileURLToPath(besideUrl).endsWith('.js')) return new Worker(new URL(`./${name}.js`, besideUrl), { workerData, resourceLimits });
