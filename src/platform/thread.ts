@@ -73,11 +73,6 @@ export class ThreadClient<Ask extends { op: string }, Answer extends { ok: true 
 
   constructor(private readonly o: ThreadOptions) {}
 
-  /** The limits of the thread's heap, as its isolate has them (undefined: not started). */
-  get resourceLimits(): ResourceLimits | undefined {
-    return this.worker?.resourceLimits;
-  }
-
   private started(): Worker {
     if (this.worker) return this.worker;
     const w = workerOf(this.o.besideUrl, this.o.module, this.o.setup);

@@ -7,6 +7,7 @@
  * of FEEDS_WORKER is checked on both engines.
  */
 import { gunzipSync } from 'node:zlib';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig, testConfig } from '../../src/config.js';
@@ -205,7 +206,7 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
     const sample = { op: 'samples', ask: { now: f.clock.now().getTime(), groupId: f.g, maxHorizonS: 3600, chunkRows: 1000 } } as const;
     // Asked once: its worker started and answered, its heap's young generation the one set for the service's worker threads.
     expect((await thread.ask(sample)).ok).toBe(true);
-    expect(thread.resourceLimits?.maxYoungGenerationSizeMb).toBe(WORKER_YOUNG_GENERATION_MB);
+    expect((thread as unknown as { worker: Worker }).worker.resourceLimits?.maxYoungGenerationSizeMb).toBe(WORKER_YOUNG_GENERATION_MB);
     await thread.close();
     await expect(thread.ask(sample)).rejects.toThrow(/closed \(asked samples\)/);
     expect((thread as unknown as { worker: unknown }).worker).toBeUndefined();
