@@ -21,6 +21,8 @@ const ALLOWED: Record<string, string> = {
   'src/platform/db/postgres.ts: names': 'prepared statement names by SQL text: a pure function of the text, bounded',
   'src/domains/feeds/siri/build.ts: tags': "an XML element's tags by name: pure strings of the names the SIRI writers use, a few dozen",
   'src/domains/feeds/siri/build.ts: formatters': 'time formatters by time zone: pure, a few',
+  'src/platform/time.ts: instants':
+    'one Date per instant (sharedInstant): a pure function of the number, bounded (INSTANTS_KEPT); the Dates are never changed, so sharing them between apps of a process tells no app anything',
   'src/domains/gtfs/import/files.ts: GTFS_FILE_NAMES': 'a constant (ReadonlySet)',
   'src/domains/gtfs/service-days.ts: dayIndexes': "a day's trips indexed by trip, block and first departure, per schedule object (a WeakMap: a memo of a pure function of an immutable value, gone with it)",
   'src/platform/slices.ts: lane':

@@ -5,6 +5,7 @@
  * platform/time.ts's serviceDayStart.
  */
 import { isRealDate } from '../../platform/http/params.js';
+import { sharedInstant } from '../../platform/time.js';
 
 /**
  * Seconds since the start of the service day of a GTFS time `H:MM:SS` or `HH:MM:SS` (hours up to
@@ -51,9 +52,9 @@ export function gtfsDate(text: string): string | null {
   return isRealDate(y, m, d) ? `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}` : null;
 }
 
-/** The instant `seconds` after the start of a service day (null stays null). */
+/** The instant `seconds` after the start of a service day (null stays null), as a Date shared by every time at that instant (sharedInstant: never changed). */
 export function atSeconds(dayStart: Date, seconds: number | null): Date | null {
-  return seconds === null ? null : new Date(dayStart.getTime() + seconds * 1000);
+  return seconds === null ? null : sharedInstant(dayStart.getTime() + seconds * 1000);
 }
 
 /** ISO weekday of a YYYY-MM-DD date: 1 = Monday … 7 = Sunday. */

@@ -9,7 +9,7 @@ import type { PredictionsConfig } from '../../config.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/index.js';
 import { slices } from '../../platform/slices.js';
-import { serviceDayStart } from '../../platform/time.js';
+import { serviceDayStart, sharedInstant } from '../../platform/time.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { dayIndex, tripsOverlapping, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { storedTripIds, trackingOf, type TripTracking } from '../trips/tracking.js';
@@ -167,7 +167,7 @@ export async function predictTrips(
   const plannedOf = (t: ScheduledTrip): PlannedTrip => ({ trip_id: t.trip_id, pattern_key: keyOf(t), stops: plannedStops(stored.get(t.trip_id)) });
   const opts = { lookup, minSamples: cfg.minSamples, minLayoverSeconds: cfg.minLayoverSeconds };
   const stopsOf = (p: PredictedTrip) => p.stops.map((s) => ({
-    stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival_at: new Date(dayStart + s.arrival * 1000), departure_at: new Date(dayStart + s.departure * 1000),
+    stop_id: s.stop_id, stop_sequence: s.stop_sequence, arrival_at: sharedInstant(dayStart + s.arrival * 1000), departure_at: sharedInstant(dayStart + s.departure * 1000),
     uncertainty_seconds: s.uncertainty, basis: s.basis,
   }));
   /** The trip's prediction: the previous call's object when it is the same. */
