@@ -61,10 +61,16 @@ function digestOf(kind, body) {
   return { header, trips: msg.entity.map((e) => e.tripUpdate?.trip?.tripId).filter((x) => !!x) };
 }
 
-parentPort.on('message', ({ id, url, headers, digest }) => {
+parentPort.on('message', ({ id, url, headers, digest, peek }) => {
   const t0 = performance.now();
   const fail = (err) => parentPort.postMessage({ id, error: err.message });
   const req = get(url, { agent, headers, timeout: 120_000 }, (res) => {
+    if (peek) {
+      // Its headers alone (ETag, Last-Modified): the body, if any, is not read (the connection is dropped).
+      parentPort.postMessage({ id, status: res.statusCode ?? 0, ms: performance.now() - t0, endedAt: Date.now(), wireBytes: 0, bodyBytes: 0, etag: res.headers.etag, lastModified: res.headers['last-modified'] });
+      res.destroy();
+      return;
+    }
     const chunks = [];
     res.on('data', (c) => chunks.push(c));
     res.on('end', () => {

@@ -19,7 +19,8 @@
  *    read once a second (--trip-reads); the four passenger feeds (GTFS-RT vehicle-positions and trip-updates, SIRI vehicle-monitoring and estimated-timetable) fetched
  *    by a consumer polling each every 5 s (Accept-Encoding: gzip; latency: request to last byte,
  *    inflating apart, timed on a worker thread of its own: consumer-worker.mjs): latency p50/p99, size inflated and on the wire, freshness (header age of vehicle-positions, of trip-updates and of the SIRI timetable, position
- *    age) and coverage (vehicles in the feed / vehicles that reported within the stale window
+ *    age), the age of trip-updates and of the timetable served at any instant (their headers
+ *    peeked every second: peekFeed; the 5-s consumer sees one phase of the rebuilds) and coverage (vehicles in the feed / vehicles that reported within the stale window
  *    before the snapshot; trips in TripUpdates / trips in progress at the snapshot); trip object
  *    p99; live stream lag; the server's event loop holds (and the bench's own) and garbage collector pauses; CPU of the
  *    server, of the PostgreSQL backends of the bench database and of this load generator (its
@@ -169,6 +170,8 @@ const F = {
   tripsHeaderAge: new Series(),
   /** The SIRI EstimatedTimetable's (its ResponseTimestamp): built after the others of a rebuild. */
   timetableHeaderAge: new Series(),
+  /** The age of the feed served at every instant (peekFeed: each feed's headers every second), by feed. */
+  servedAge: new Map<string, Series>(),
   positionAge: new Series(),
   /** From a feed's last byte to its figures taken here (decoding it, this thread's turn): left out of the header ages since 2026-12-04 20:30. */
   consumerMs: new Series(),
@@ -551,12 +554,15 @@ interface Consumed {
   header?: number;
   vehicles?: [string, number][];
   trips?: string[];
+  /** Its ETag and Last-Modified (a peek: getAsConsumer's `peek`). */
+  etag?: string;
+  lastModified?: string;
   /** The start of an answer other than 200 or 204. */
   text?: string;
 }
 
 /** The consumers' thread (consumer-worker.mjs): the timed GETs and their decoding, away from the simulator's event loop. */
-const consumers = askingThread<{ url: string; headers: Record<string, string>; digest: string | undefined }, Consumed>(new URL('./consumer-worker.mjs', import.meta.url));
+const consumers = askingThread<{ url: string; headers: Record<string, string>; digest: string | undefined; peek?: boolean }, Consumed>(new URL('./consumer-worker.mjs', import.meta.url));
 
 /**
  * A GET as a feed consumer or a console makes it (Accept-Encoding: gzip, a kept-alive connection),
@@ -564,8 +570,34 @@ const consumers = askingThread<{ url: string; headers: Record<string, string>; d
  * (`digest`: a GTFS-Realtime feed's vehicles or trips) are the consumer's own work, done after,
  * on that thread too.
  */
-function getAsConsumer(path: string, headers: Record<string, string> = {}, digest?: 'vehicle-positions' | 'trip-updates' | 'siri-et'): Promise<Consumed> {
-  return consumers.ask({ url: `${baseUrl}/api/v4${path}`, headers: { 'accept-encoding': 'gzip', ...headers }, digest });
+function getAsConsumer(path: string, headers: Record<string, string> = {}, digest?: 'vehicle-positions' | 'trip-updates' | 'siri-et', peek = false): Promise<Consumed> {
+  return consumers.ask({ url: `${baseUrl}/api/v4${path}`, headers: { 'accept-encoding': 'gzip', ...headers }, digest, peek });
+}
+
+/**
+ * The age of the feed served at any instant, whoever asks and whenever (the consumer above sees
+ * one phase of the rebuilds: polling every 5 s against rebuilds every 5.1 s, its poll falls at
+ * nearly the same point after each for minutes). Each feed's headers are peeked at every second
+ * (If-None-Match: a 304 while it is the same; the body of a new one not read): a new ETag is a
+ * new publication, seen within about a second of it, its header time its Last-Modified (to the
+ * second, as the feeds' own headers). Between two publications seen, the feed served is the
+ * first, its age sampled every 100 ms: its sawtooth over the run, of which p50 / p99 are what a
+ * consumer polling at random instants gets (a publication seen up to a second late counts the
+ * one before it for that second: older, never fresher). A publication whose content did not
+ * change keeps its ETag and is not seen: the age counted goes on from the one before (older).
+ */
+const published = new Map<keyof typeof FEEDS, { etag: string; seenAt: number; header: number }>();
+async function peekFeed(name: keyof typeof FEEDS, now: () => number): Promise<void> {
+  const last = published.get(name);
+  const res = await getAsConsumer(`/groups/${GROUP}${FEEDS[name]}`, last ? { 'if-none-match': last.etag } : {}, undefined, true);
+  if (res.status === 304 || res.status === 204) return;
+  if (res.status !== 200 || !res.etag || !res.lastModified) throw new Error(`${name} peeked: ${res.status}`);
+  const seenAt = now() - (Date.now() - res.endedAt);
+  const header = Date.parse(res.lastModified);
+  const series = F.servedAge.get(name) ?? F.servedAge.set(name, new Series()).get(name)!;
+  // The one before was served from when it was seen until now: its age every 100 ms, at the real time of each instant.
+  if (last) for (let t = last.seenAt; t < seenAt; t += 100) series.add((t - last.header) / 1000, Date.now() - (seenAt - t));
+  published.set(name, { etag: res.etag, seenAt, header });
 }
 
 /** The feeds the consumer polls (--feeds). */
@@ -862,6 +894,7 @@ async function main() {
       ...(args['no-feeds'] ? [] : [
         ...POLLED.map((name, i) => loop(name, 5000, 1250 * i, () => fetchFeed(name, now))),
         loop('feed lag probe', 1000, 500, () => probeFeedLag(now)),
+        ...POLLED.filter((name) => name === 'trip-updates' || name === 'siri-et').map((name, i) => loop(`${name} peek`, 1000, 300 + 400 * i, () => peekFeed(name, now))),
       ]),
       loop('trip object reader', 1000 / TRIP_READS, 250, () => readTripObject(date)),
       loop('query profile', 1000, 0, () => profile.sample()),
@@ -885,6 +918,7 @@ async function main() {
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
         ...POLLED.map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB (${fmt((F.feedWireBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB on the wire)`),
         `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}, siri-et ${F.timetableHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)} (ages at the last byte; the consumer's decoding after it ${F.consumerMs.describe(since, 'ms')}); new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
+        `  served age at any instant (each feed's headers peeked every second; what a consumer polling at random instants gets): ${[...F.servedAge].map(([name, v]) => `${name} ${v.describe(since, 's', 1)}`).join(', ') || '—'}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}; the bench's own (load generator and consumers: its holds delay what it measures) ${F.benchLoopMs.describe(since)}`,
         ...(F.analyzeMs.count() > 0 ? [`  the bench's passes in autovacuum's stead (autovacuum off; --analyze ${ANALYZE_MODE}) ${F.analyzeMs.describe()}, tables analysed ${F.analyzedTables.describe(0, '')}, vacuumed ${F.vacuumedTables.describe(0, '')} per pass`] : []),
