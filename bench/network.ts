@@ -20,7 +20,7 @@
  *    by a consumer polling each every 5 s (Accept-Encoding: gzip; latency: request to last byte,
  *    inflating apart, timed on a worker thread of its own: consumer-worker.mjs): latency p50/p99, size inflated and on the wire, freshness (header age of vehicle-positions, of trip-updates and of the SIRI timetable, position
  *    age), the age of trip-updates and of the timetable served at any instant (their headers
- *    peeked every second: peekFeed; the 5-s consumer sees one phase of the rebuilds) and coverage (vehicles in the feed / vehicles that reported within the stale window
+ *    peeked every PEEK_MS: peekFeed; the 5-s consumer sees one phase of the rebuilds) and coverage (vehicles in the feed / vehicles that reported within the stale window
  *    before the snapshot; trips in TripUpdates / trips in progress at the snapshot); trip object
  *    p99; live stream lag; the server's event loop holds (and the bench's own) and garbage collector pauses; CPU of the
  *    server, of the PostgreSQL backends of the bench database and of this load generator (its
@@ -170,7 +170,7 @@ const F = {
   tripsHeaderAge: new Series(),
   /** The SIRI EstimatedTimetable's (its ResponseTimestamp): built after the others of a rebuild. */
   timetableHeaderAge: new Series(),
-  /** The age of the feed served at every instant (peekFeed: each feed's headers every second), by feed. */
+  /** The age of the feed served at every instant (peekFeed: each feed's headers every PEEK_MS), by feed. */
   servedAge: new Map<string, Series>(),
   positionAge: new Series(),
   /** From a feed's last byte to its figures taken here (decoding it, this thread's turn): left out of the header ages since 2026-12-04 20:30. */
@@ -577,15 +577,20 @@ function getAsConsumer(path: string, headers: Record<string, string> = {}, diges
 /**
  * The age of the feed served at any instant, whoever asks and whenever (the consumer above sees
  * one phase of the rebuilds: polling every 5 s against rebuilds every 5.1 s, its poll falls at
- * nearly the same point after each for minutes). Each feed's headers are peeked at every second
+ * nearly the same point after each for minutes). Each feed's headers are peeked at every PEEK_MS
  * (If-None-Match: a 304 while it is the same; the body of a new one not read): a new ETag is a
- * new publication, seen within about a second of it, its header time its Last-Modified (to the
+ * new publication, seen within about PEEK_MS of it, its header time its Last-Modified (to the
  * second, as the feeds' own headers). Between two publications seen, the feed served is the
  * first, its age sampled every 100 ms: its sawtooth over the run, of which p50 / p99 are what a
- * consumer polling at random instants gets (a publication seen up to a second late counts the
- * one before it for that second: older, never fresher). A publication whose content did not
+ * consumer polling at random instants gets (a publication seen up to PEEK_MS late counts the
+ * one before it meanwhile: older, never fresher). A publication whose content did not
  * change keeps its ETag and is not seen: the age counted goes on from the one before (older).
  */
+/**
+ * How often each feed's headers are peeked at: 250 ms (a second until 2026-12-06: a publication
+ * was then counted up to a second older than it was, at the p99 of the sawtooth most of all).
+ */
+const PEEK_MS = 250;
 const published = new Map<keyof typeof FEEDS, { etag: string; seenAt: number; header: number }>();
 async function peekFeed(name: keyof typeof FEEDS, now: () => number): Promise<void> {
   const last = published.get(name);
@@ -894,7 +899,7 @@ async function main() {
       ...(args['no-feeds'] ? [] : [
         ...POLLED.map((name, i) => loop(name, 5000, 1250 * i, () => fetchFeed(name, now))),
         loop('feed lag probe', 1000, 500, () => probeFeedLag(now)),
-        ...POLLED.filter((name) => name === 'trip-updates' || name === 'siri-et').map((name, i) => loop(`${name} peek`, 1000, 300 + 400 * i, () => peekFeed(name, now))),
+        ...POLLED.filter((name) => name === 'trip-updates' || name === 'siri-et').map((name, i) => loop(`${name} peek`, PEEK_MS, 60 + 120 * i, () => peekFeed(name, now))),
       ]),
       loop('trip object reader', 1000 / TRIP_READS, 250, () => readTripObject(date)),
       loop('query profile', 1000, 0, () => profile.sample()),
@@ -918,7 +923,7 @@ async function main() {
         `  feed lag (accepted → vehicle-positions, polled every 1 s) ${F.lagFeed.describe(since)}; live stream lag ${F.liveLag.describe(since)}`,
         ...POLLED.map((n) => `  ${n.padEnd(18)} fetch p50/p99 ${F.feedMs.get(n)?.describe(since) ?? '—'}, ${fmt((F.feedBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB (${fmt((F.feedWireBytes.get(n)?.values(since).at(-1) ?? 0) / 1024)} KB on the wire)`),
         `  freshness: header age vehicle-positions ${F.headerAge.describe(since, 's', 1)}, trip-updates ${F.tripsHeaderAge.describe(since, 's', 1)}, siri-et ${F.timetableHeaderAge.describe(since, 's', 1)}; position age ${F.positionAge.describe(since, 's', 1)} (ages at the last byte; the consumer's decoding after it ${F.consumerMs.describe(since, 'ms')}); new snapshot first seen at age: vehicle-positions (polled every 1 s) ${F.buildUpperBound.describe(since, 's', 1)}, trip-updates (every 5 s) ${F.tripsBuildUpperBound.describe(since, 's', 1)}`,
-        `  served age at any instant (each feed's headers peeked every second; what a consumer polling at random instants gets): ${[...F.servedAge].map(([name, v]) => `${name} ${v.describe(since, 's', 1)}`).join(', ') || '—'}`,
+        `  served age at any instant (each feed's headers peeked every ${PEEK_MS} ms; what a consumer polling at random instants gets): ${[...F.servedAge].map(([name, v]) => `${name} ${v.describe(since, 's', 1)}`).join(', ') || '—'}`,
         `  coverage: vehicles ${F.coverageVehicles.describe(since, '%', 1)}; trips ${F.coverageTrips.describe(since, '%', 1)}`,
         `  server event loop held (longest delay of each second) p50/p99 ${F.eventLoopMs.describe(since)}; the bench's own (load generator and consumers: its holds delay what it measures) ${F.benchLoopMs.describe(since)}`,
         ...(F.analyzeMs.count() > 0 ? [`  the bench's passes in autovacuum's stead (autovacuum off; --analyze ${ANALYZE_MODE}) ${F.analyzeMs.describe()}, tables analysed ${F.analyzedTables.describe(0, '')}, vacuumed ${F.vacuumedTables.describe(0, '')} per pass`] : []),
