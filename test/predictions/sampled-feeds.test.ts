@@ -5,7 +5,7 @@
  * SERVED_WITHIN_MS. The truth is the TripUpdates feed as a consumer decodes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVED_WITHIN_MS, samplePredictions } from '../../src/domains/predictions/samples.js';
+import { SAMPLES_YIELD_MS, SERVED_WITHIN_MS, recordSamples, samplePredictions } from '../../src/domains/predictions/samples.js';
 import { predictTrips } from '../../src/domains/predictions/service.js';
 import { item, newDevice, send } from '../helpers/actual.js';
 import { eventually, feedFixture, readFeed, type FeedFixture } from '../feeds/fixture.js';
@@ -78,5 +78,46 @@ describe('prediction sampler and the feeds', () => {
       .sort((a, b) => String(a[0]).localeCompare(String(b[0])) || Number(a[1]) - Number(b[1]));
     expect(predicted).toEqual(want);
     expect(predicted.find(([trip, seq]) => trip === 'T3' && seq === 3)![2]).not.toBe(served.get('T3/3'));
+  });
+
+  it('a round records nothing while the thread says it is busy (a feeds rebuild on the worker), and all of it once it is not; a round waits yieldMs (SAMPLES_YIELD_MS) at most in all', async () => {
+    // T3 in progress (the test above): a round predicts its stops ahead and those of T4 (the next trip of its block: three hours ahead), one statement per trip (chunkRows 1: a chunk is written once a trip's samples reach it).
+    const now = f.clock.now();
+    const ask = { now: now.getTime(), groupId: f.g, maxHorizonS: 3 * 3600, chunkRows: 1 };
+    await taken();
+    let release!: () => void;
+    const rebuild = new Promise<void>((r) => (release = r));
+    let building = true;
+    let asked!: () => void;
+    const firstAsked = new Promise<void>((r) => (asked = r));
+    let asks = 0;
+    const busy = () => {
+      asks++;
+      asked();
+      return building ? rebuild : undefined;
+    };
+    const round = recordSamples(f.t.ctx, ask, { busy });
+    await firstAsked;
+    // Asked before its first statement: nothing recorded while the rebuild is under way.
+    expect(await taken()).toEqual([]);
+    building = false;
+    release();
+    const recorded = await round;
+    expect(recorded).toBeGreaterThan(1);
+    const rows = await taken();
+    expect(rows.length).toBe(recorded);
+    // Asked again before each statement (one per trip), and once more as the rebuild ended.
+    expect(new Set(rows.map(([trip]) => trip)).size).toBeGreaterThan(1);
+    expect(asks).toBeGreaterThanOrEqual(new Set(rows.map(([trip]) => trip)).size + 1);
+    // The same rows as a round nothing held records.
+    expect(await recordSamples(f.t.ctx, { ...ask, chunkRows: 1000 })).toBe(recorded);
+    expect(await taken()).toEqual(rows);
+
+    // A thread busy for good (rebuilds back to back): the round goes on once it waited yieldMs in all, and records the same.
+    const never = new Promise<void>(() => undefined);
+    expect(await recordSamples(f.t.ctx, ask, { busy: () => never, yieldMs: 50 })).toBe(recorded);
+    expect(await taken()).toEqual(rows);
+    // The service's bound lets a round end within its minute.
+    expect(SAMPLES_YIELD_MS).toBeLessThan(60_000);
   });
 });

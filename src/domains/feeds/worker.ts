@@ -98,12 +98,39 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
     }
   }
 
-  /** A round of the prediction sampler, on this thread's database, schedule and tracking (as the rounds left it), sampling the snapshot it holds when recent. */
+  /**
+   * A round of the prediction sampler, on this thread's database, schedule and tracking (as the
+   * rounds left it), sampling the snapshot it holds when recent. Its work goes on between the
+   * asks a client waits on (`busy`): a city's round is 0.4–1.5 s of this thread's time once a
+   * minute, which delayed the rebuild it fell beside by as much (bench/RESULTS.md, 2026-12-06).
+   */
   async function sample(ask: SampleAsk): Promise<Answer & { ok: true }> {
     const now = new Date(ask.now);
     const served = (groupId: string) => groups.get(groupId)?.net;
-    return { ok: true, recorded: await recordSamples({ db, clock: { now: () => now }, config: { predictions: setup.predictions } }, ask, { ...AS_ROUNDS_LEFT, served }) };
+    return { ok: true, recorded: await recordSamples({ db, clock: { now: () => now }, config: { predictions: setup.predictions } }, ask, { ...AS_ROUNDS_LEFT, served, busy }) };
   }
+
+  // The asks a client waits on (a rebuild, an output, the positions, a stop's visits) under way,
+  // and a promise of their end: the sampler's round goes on in between (recordSamples `busy`).
+  let asksUnderWay = 0;
+  let quiet: { promise: Promise<void>; resolve: () => void } | undefined;
+  const busy = () => {
+    if (asksUnderWay === 0) return undefined;
+    if (!quiet) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      quiet = { promise, resolve };
+    }
+    return quiet.promise;
+  };
+  const answered = <T>(work: Promise<T>): Promise<T> => {
+    asksUnderWay++;
+    return work.finally(() => {
+      if (--asksUnderWay > 0) return;
+      quiet?.resolve();
+      quiet = undefined;
+    });
+  };
 
   let closing = false;
   port.on('message', ([id, ask]: [number, Ask]) => {
@@ -113,7 +140,7 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
       return;
     }
     if (closing) return;
-    (ask.op === 'samples' ? sample(ask.ask) : answer(ask)).then(
+    (ask.op === 'samples' ? sample(ask.ask) : answered(answer(ask))).then(
       (a) => port.postMessage([id, a], movable(a)),
       (err: unknown) => port.postMessage([id, { ok: false, message: err instanceof Error ? err.message : String(err) } satisfies Answer]),
     );

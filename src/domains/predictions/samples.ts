@@ -73,6 +73,13 @@ export interface Served {
  */
 export const SERVED_WITHIN_MS = 60_000;
 
+/**
+ * How long a round of the sampler waits in all for the thread's latency-bound work (recordSamples
+ * `busy`), in ms: past it, the round's work goes on beside that work. A round then ends within its
+ * minute even when the feeds are rebuilt back to back (the next round is not held off).
+ */
+export const SAMPLES_YIELD_MS = 20_000;
+
 /** A round of the sampler: at `now` (ms), of one group or all, stops at most maxHorizonS ahead, chunkRows a statement. */
 export interface SampleAsk {
   now: number;
@@ -92,18 +99,48 @@ export interface SampleAsk {
  * (its open tracking read and predictTrips: seconds of a city's live rebuild) beside the feeds'.
  */
 export async function recordSamples(
-  ctx: PredictionContext, ask: SampleAsk, o: { recompute?: boolean; served?: (groupId: string) => Served | undefined } = {},
+  ctx: PredictionContext, ask: SampleAsk,
+  o: {
+    recompute?: boolean; served?: (groupId: string) => Served | undefined;
+    /**
+     * While the thread's latency-bound work is under way (the feeds' worker: a rebuild), a promise
+     * of its end, else undefined: the round's work then goes on only in between (each slice of it
+     * and each statement waits for it), so a city's minute of samples never delays a feed.
+     */
+    busy?: () => Promise<void> | undefined;
+    /** How long the round waits for `busy` in all (ms; SAMPLES_YIELD_MS). */
+    yieldMs?: number;
+  } = {},
 ): Promise<number> {
   const now = new Date(ask.now);
   const candidates = await selectSampleCandidates(ctx.db, now, ask.groupId);
   let recorded = 0;
+  // Whatever else the thread has under way first: each slice of the round waits for it.
+  const turn = slices();
+  let yieldLeft = o.yieldMs ?? SAMPLES_YIELD_MS;
+  const yielded = async () => {
+    for (let wait = o.busy?.(); wait && yieldLeft > 0; wait = o.busy?.()) {
+      const t0 = performance.now();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([wait, new Promise<void>((r) => (timer = setTimeout(r, yieldLeft)))]);
+      clearTimeout(timer);
+      yieldLeft -= performance.now() - t0;
+    }
+  };
+  const insert = async (groupId: string, date: string, cols: SampleColumns) => {
+    await yielded();
+    return insertSamples(ctx.db, groupId, date, now, cols);
+  };
   for (const { group_id: groupId, service_date: date } of candidates) {
+    // What is served is taken at once (before any wait: a snapshot read later would not be the one served at `now`).
     const published = await publishedOn(ctx, groupId, date, now, o);
     let cols = noColumns();
-    const turn = slices();
     for (const { route, prediction: p } of published) {
       const wait = turn();
-      if (wait) await wait;
+      if (wait) {
+        await wait;
+        await yielded();
+      }
       for (const s of p.stops) {
         const arrival = s.arrival_at.getTime() - now.getTime();
         if (Math.round(arrival / 1000) > ask.maxHorizonS) continue;
@@ -117,11 +154,11 @@ export async function recordSamples(
         cols.basis.push(s.basis);
       }
       if (cols.trip.length >= ask.chunkRows) {
-        recorded += await insertSamples(ctx.db, groupId, date, now, cols);
+        recorded += await insert(groupId, date, cols);
         cols = noColumns();
       }
     }
-    if (cols.trip.length > 0) recorded += await insertSamples(ctx.db, groupId, date, now, cols);
+    if (cols.trip.length > 0) recorded += await insert(groupId, date, cols);
   }
   return recorded;
 }
