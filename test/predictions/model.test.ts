@@ -13,7 +13,7 @@
  * (3 minutes slower), and at 9 o'clock it is 5 minutes ± 2 minutes (a wide spread). Dwell 30 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildModel, dayTypesOf, loadModel, segmentKey, startModelJob } from '../../src/domains/predictions/model.js';
+import { buildModel, dayTypesOf, loadModel, SegmentIndex, startModelJob } from '../../src/domains/predictions/model.js';
 import { predictTrips } from '../../src/domains/predictions/service.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { addDays, instantOf } from '../../src/platform/time.js';
@@ -137,22 +137,34 @@ describe('prediction model', () => {
 
   it("is read through the database handle once per build: the same route direction and bands again read no segment, a band not read yet is read, a build again (at the same clock time) is read anew", async () => {
     const q = { patternKeys: ['R1|0'], dayType: 'weekday' as const, from: h(8), to: h(8, 59) };
-    const eight = segmentKey('R1|0', 'S2', 'S3', 8);
-    const learned = (await loadModel(t.db, g, q))!.segments.get(eight)!.median_run_s;
+    const eight = ['R1|0', 'S2', 'S3', 8] as const;
+    const learned = (await loadModel(t.db, g, q))!.segments.get(...eight)!.median_run_s;
     expect(Math.abs(learned - 480)).toBeLessThanOrEqual(10);
     try {
       // Segments change only with a build; changed behind the model's back, the memo still tells what it read.
       await t.db.query(`UPDATE prediction_segments SET median_run_s = median_run_s + 1000 WHERE group_id = $1 AND day_type = 'weekday'`, [g]);
-      expect((await loadModel(t.db, g, q))!.segments.get(eight)!.median_run_s).toBe(learned);
+      expect((await loadModel(t.db, g, q))!.segments.get(...eight)!.median_run_s).toBe(learned);
       // The 9 o'clock band was not read: it is, as stored now.
-      const nine = (await loadModel(t.db, g, { ...q, to: h(9, 30) }))!.segments.get(segmentKey('R1|0', 'S2', 'S3', 9))!.median_run_s;
+      const nine = (await loadModel(t.db, g, { ...q, to: h(9, 30) }))!.segments.get('R1|0', 'S2', 'S3', 9)!.median_run_s;
       expect(nine).toBeGreaterThan(1000);
     } finally {
       // Built again at the same clock time as the first build: another version, read anew.
       await buildModel(t.db, g, at(h(5)), { historyDays: 28, bandSeconds: 3600 });
     }
-    expect((await loadModel(t.db, g, q))!.segments.get(eight)!.median_run_s).toBe(learned);
-    expect((await loadModel(t.db, g, { ...q, to: h(9, 30) }))!.segments.get(segmentKey('R1|0', 'S2', 'S3', 9))!.median_run_s).toBeLessThan(1000);
+    expect((await loadModel(t.db, g, q))!.segments.get(...eight)!.median_run_s).toBe(learned);
+    expect((await loadModel(t.db, g, { ...q, to: h(9, 30) }))!.segments.get('R1|0', 'S2', 'S3', 9)!.median_run_s).toBeLessThan(1000);
+  });
+
+  it('a segment index tells each segment by route direction, stops and band, none for any other, and counts each once', () => {
+    const index = new SegmentIndex();
+    const a = { n: 5, median_run_s: 60, p10_run_s: 50, p90_run_s: 80, median_dwell_s: null };
+    const b = { ...a, median_run_s: 90 };
+    index.set('R1|0', 'S1', 'S2', 8, a);
+    index.set('R1|0', 'S1', 'S2', 9, b);
+    index.set('R1|0', 'S1', 'S2', 9, b);
+    expect([index.get('R1|0', 'S1', 'S2', 8), index.get('R1|0', 'S1', 'S2', 9), index.size]).toEqual([a, b, 2]);
+    // Another band, stop pair, direction or route: none.
+    expect([index.get('R1|0', 'S1', 'S2', 7), index.get('R1|0', 'S2', 'S1', 8), index.get('R1|1', 'S1', 'S2', 8), index.get('R1', 'S1', 'S2', 8), index.get('R1|0', 'S1', 'S2', -1)]).toEqual([undefined, undefined, undefined, undefined, undefined]);
   });
 
   it('a model dropped is no model: null, and the schedule predicts', async () => {

@@ -13,7 +13,7 @@ import { serviceDayStart, sharedInstant } from '../../platform/time.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { dayIndex, tripsOverlapping, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { storedTripIds, trackingOf, type TripTracking } from '../trips/tracking.js';
-import { dayTypesOf, loadModel, segmentKey } from './model.js';
+import { dayTypesOf, loadModel } from './model.js';
 import { patternKey, predictBlock, type LiveState, type PlannedStop, type PlannedTrip, type PredictedStop, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
 
 export interface PredictedStopTime {
@@ -162,7 +162,7 @@ export async function predictTrips(
   const earliest = Math.min(nowS, ...all.map((t) => t.first_departure));
   const model = await loadModel(db, groupId, { patternKeys: [...new Set(all.map(keyOf))], dayType, from: earliest - 3600, to: Math.max(horizon, nowS) + 3600 });
   const cfg = ctx.config.predictions;
-  const lookup: SegmentLookup = (q) => (model ? model.segments.get(segmentKey(q.pattern_key, q.from_stop_id, q.to_stop_id, Math.floor(q.at / model.bandSeconds))) : undefined);
+  const lookup: SegmentLookup = (q) => model?.segments.get(q.pattern_key, q.from_stop_id, q.to_stop_id, Math.floor(q.at / model.bandSeconds));
 
   const plannedOf = (t: ScheduledTrip): PlannedTrip => ({ trip_id: t.trip_id, pattern_key: keyOf(t), stops: plannedStops(stored.get(t.trip_id)) });
   const opts = { lookup, minSamples: cfg.minSamples, minLayoverSeconds: cfg.minLayoverSeconds };
