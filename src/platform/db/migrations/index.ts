@@ -19,6 +19,7 @@ import { m0021 } from './0021_prediction_sample_sets.js';
 import { m0022 } from './0022_tracking_written.js';
 import { m0023 } from './0023_prediction_model_version.js';
 import { m0024 } from './0024_report_keys_by_time.js';
+import { m0025 } from './0025_tracking_fillfactor.js';
 
 /** Every migration, in order. A new one is appended here; applied ones never change. */
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010, m0011, m0015, m0017, m0018, m0019, m0020, m0021, m0022, m0023, m0024];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010, m0011, m0015, m0017, m0018, m0019, m0020, m0021, m0022, m0023, m0024, m0025];
