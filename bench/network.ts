@@ -575,6 +575,12 @@ function getAsConsumer(path: string, headers: Record<string, string> = {}, diges
 }
 
 /**
+ * How often each feed's headers are peeked at: 250 ms (a second until 2026-12-06: a publication
+ * was then counted up to a second older than it was, at the p99 of the sawtooth most of all).
+ */
+const PEEK_MS = 250;
+
+/**
  * The age of the feed served at any instant, whoever asks and whenever (the consumer above sees
  * one phase of the rebuilds: polling every 5 s against rebuilds every 5.1 s, its poll falls at
  * nearly the same point after each for minutes). Each feed's headers are peeked at every PEEK_MS
@@ -586,11 +592,6 @@ function getAsConsumer(path: string, headers: Record<string, string> = {}, diges
  * one before it meanwhile: older, never fresher). A publication whose content did not
  * change keeps its ETag and is not seen: the age counted goes on from the one before (older).
  */
-/**
- * How often each feed's headers are peeked at: 250 ms (a second until 2026-12-06: a publication
- * was then counted up to a second older than it was, at the p99 of the sawtooth most of all).
- */
-const PEEK_MS = 250;
 const published = new Map<keyof typeof FEEDS, { etag: string; seenAt: number; header: number }>();
 async function peekFeed(name: keyof typeof FEEDS, now: () => number): Promise<void> {
   const last = published.get(name);
