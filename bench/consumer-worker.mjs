@@ -17,9 +17,7 @@
 import { Agent, get } from 'node:http';
 import { parentPort } from 'node:worker_threads';
 import { constants, gunzipSync } from 'node:zlib';
-import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
-
-const { FeedMessage } = GtfsRealtimeBindings.transit_realtime;
+import { scanFeed } from './gtfs-rt-scan.mjs';
 const agent = new Agent({ keepAlive: true });
 
 /** The bytes of a document's start that hold its header (the SIRI ResponseTimestamp). */
@@ -51,14 +49,7 @@ function digestOf(kind, body) {
     return at ? { header: Date.parse(at[1]) } : {};
   }
   if (kind !== 'vehicle-positions' && kind !== 'trip-updates') return {};
-  const msg = FeedMessage.decode(body);
-  const header = Number(msg.header.timestamp) * 1000;
-  if (kind === 'vehicle-positions') {
-    const vehicles = [];
-    for (const e of msg.entity) if (e.vehicle?.vehicle?.id) vehicles.push([e.vehicle.vehicle.id, Number(e.vehicle.timestamp) * 1000]);
-    return { header, vehicles };
-  }
-  return { header, trips: msg.entity.map((e) => e.tripUpdate?.trip?.tripId).filter((x) => !!x) };
+  return scanFeed(kind, body);
 }
 
 parentPort.on('message', ({ id, url, headers, digest, peek }) => {
