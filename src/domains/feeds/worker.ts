@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openPostgres } from '../../platform/db/postgres.js';
+import { UnderWay } from '../../platform/under-way.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { finish, readSnapshot, type SnapshotSettings } from './cache.js';
 import type { Answer, Ask, Finished, WorkerSetup } from './feed-thread.js';
@@ -110,27 +111,10 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
     return { ok: true, recorded: await recordSamples({ db, clock: { now: () => now }, config: { predictions: setup.predictions } }, ask, { ...AS_ROUNDS_LEFT, served, busy }) };
   }
 
-  // The asks a client waits on (a rebuild, an output, the positions, a stop's visits) under way,
-  // and a promise of their end: the sampler's round goes on in between (recordSamples `busy`).
-  let asksUnderWay = 0;
-  let quiet: { promise: Promise<void>; resolve: () => void } | undefined;
-  const busy = () => {
-    if (asksUnderWay === 0) return undefined;
-    if (!quiet) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((r) => (resolve = r));
-      quiet = { promise, resolve };
-    }
-    return quiet.promise;
-  };
-  const answered = <T>(work: Promise<T>): Promise<T> => {
-    asksUnderWay++;
-    return work.finally(() => {
-      if (--asksUnderWay > 0) return;
-      quiet?.resolve();
-      quiet = undefined;
-    });
-  };
+  // The asks a client waits on (a rebuild, an output, the positions, a stop's visits) under way:
+  // the sampler's round goes on in between (recordSamples `busy`).
+  const asks = new UnderWay();
+  const busy = () => asks.busy();
 
   let closing = false;
   port.on('message', ([id, ask]: [number, Ask]) => {
@@ -140,7 +124,7 @@ async function serve(port: MessagePort, setup: WorkerSetup) {
       return;
     }
     if (closing) return;
-    (ask.op === 'samples' ? sample(ask.ask) : answered(answer(ask))).then(
+    (ask.op === 'samples' ? sample(ask.ask) : asks.track(answer(ask))).then(
       (a) => port.postMessage([id, a], movable(a)),
       (err: unknown) => port.postMessage([id, { ok: false, message: err instanceof Error ? err.message : String(err) } satisfies Answer]),
     );
