@@ -1,9 +1,9 @@
 /**
  * bench:network's consumers: the timed GETs of the feed consumer, the feed-lag probe and the trip
  * object reader, made on this worker thread's own event loop, and what the consumer does with an
- * answer (inflating it, decoding a GTFS-Realtime feed) done here too. The bench's main thread
+ * answer (inflating it, scanning a GTFS-Realtime feed for what it reads: gtfs-rt-scan.mjs) done here too. The bench's main thread
  * also runs the simulator (418 vehicles to thousands): its holds would count in every latency
- * measured there, and a city's feeds (a 10 MB trip-updates decoded every 5 s; of its 180 MB
+ * measured there, and a city's feeds (a 12 MB trip-updates read every 5 s; of its 180 MB
  * SIRI estimated timetable only the start is inflated: bodyOf) would hold it and delay the
  * devices' sends.
  *
