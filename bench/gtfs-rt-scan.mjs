@@ -52,16 +52,34 @@ export function scanFeed(kind, body) {
   let header = 0;
   const vehicles = [];
   const trips = [];
+  /** The string of the submessage's field `tag` (TripDescriptor.trip_id, VehicleDescriptor.id), '' if absent. */
+  const stringIn = (tag) => {
+    let text = '';
+    fields(r, undefined, (t) => {
+      if (t !== tag) return false;
+      text = r.string();
+      return true;
+    });
+    return text;
+  };
   fields(r, r.len, (tag) => {
     if (tag === TAG.header) {
-      fields(r, undefined, (t) => t === TAG.timestamp && ((header = numberOf(r.uint64()) * 1000), true));
+      fields(r, undefined, (t) => {
+        if (t !== TAG.timestamp) return false;
+        header = numberOf(r.uint64()) * 1000;
+        return true;
+      });
       return true;
     }
     if (tag !== TAG.entity) return false;
     fields(r, undefined, (t) => {
       if (kind === 'trip-updates' && t === TAG.tripUpdate) {
         let tripId = '';
-        fields(r, undefined, (u) => u === TAG.trip && (fields(r, undefined, (d) => d === TAG.tripId && ((tripId = r.string()), true)), true));
+        fields(r, undefined, (u) => {
+          if (u !== TAG.trip) return false;
+          tripId = stringIn(TAG.tripId);
+          return true;
+        });
         if (tripId) trips.push(tripId);
         return true;
       }
@@ -69,8 +87,10 @@ export function scanFeed(kind, body) {
         let id = '';
         let at = 0;
         fields(r, undefined, (v) => {
-          if (v === TAG.positionTimestamp) return (at = numberOf(r.uint64()) * 1000), true;
-          return v === TAG.vehicleDescriptor && (fields(r, undefined, (d) => d === TAG.vehicleId && ((id = r.string()), true)), true);
+          if (v === TAG.positionTimestamp) at = numberOf(r.uint64()) * 1000;
+          else if (v === TAG.vehicleDescriptor) id = stringIn(TAG.vehicleId);
+          else return false;
+          return true;
         });
         if (id) vehicles.push([id, at]);
         return true;
