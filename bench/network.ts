@@ -24,7 +24,8 @@
  *    before the snapshot; trips in TripUpdates / trips in progress at the snapshot); trip object
  *    p99; live stream lag; the server's event loop holds (and the bench's own) and garbage collector pauses; CPU of the
  *    server, of the PostgreSQL backends of the bench database and of this load generator (its
- *    process, every thread, over the same window), the server's RSS; the database
+ *    process, every thread, over the same window), and the server's threads' time on a CPU and
+ *    waiting for one (its /metrics: main, feeds, tracking, other), the server's RSS; the database
  *    size per table group before and after; the day's export, three times. On a PostgreSQL server
  *    with autovacuum off, the bench does its work on the tables the service writes every minute, by
  *    its rules (--analyze).
@@ -280,16 +281,45 @@ function cpuTicks(pid: number): number | null {
 /** The parts of the feeds' rebuilds (src/domains/feeds/cache.ts RebuildTimes), by part: seconds in all, and how many. */
 type RebuildParts = Map<string, { sum: number; count: number }>;
 
-/** The service's rebuild histogram (/metrics transit_ops_feed_rebuild_seconds) at this instant. */
-async function rebuildParts(baseUrl: string): Promise<RebuildParts> {
+/** The service's threads' times (src/platform/os-threads.ts), by thread: seconds on a CPU and waiting for one, since each started. */
+type ThreadParts = Map<string, { cpu: number; wait: number }>;
+
+/**
+ * What the service's /metrics tells at this instant: its rebuild histogram
+ * (transit_ops_feed_rebuild_seconds) and its threads' times (transit_ops_thread_*_seconds_total).
+ */
+async function serviceMetrics(baseUrl: string): Promise<{ rebuilds: RebuildParts; threads: ThreadParts }> {
   const text = await fetch(`${baseUrl}/metrics`, { signal: AbortSignal.timeout(60_000) }).then((r) => r.text());
-  const parts: RebuildParts = new Map();
+  const rebuilds: RebuildParts = new Map();
   for (const m of text.matchAll(/^transit_ops_feed_rebuild_seconds_(sum|count)\{part="([a-z]+)"\} (\S+)$/gm)) {
-    const p = parts.get(m[2]!) ?? { sum: 0, count: 0 };
+    const p = rebuilds.get(m[2]!) ?? { sum: 0, count: 0 };
     p[m[1] as 'sum' | 'count'] = Number(m[3]);
-    parts.set(m[2]!, p);
+    rebuilds.set(m[2]!, p);
   }
-  return parts;
+  const threads: ThreadParts = new Map();
+  for (const m of text.matchAll(/^transit_ops_thread_(cpu|wait)_seconds_total\{thread="([a-z]+)"\} (\S+)$/gm)) {
+    const t = threads.get(m[2]!) ?? { cpu: 0, wait: 0 };
+    t[m[1] as 'cpu' | 'wait'] = Number(m[3]);
+    threads.set(m[2]!, t);
+  }
+  return { rebuilds, threads };
+}
+
+/**
+ * The service's threads between two instants, in % of one core: on a CPU / ready but waiting for
+ * one. A thread that waits about as long as it runs takes about twice its work's time.
+ */
+function describeThreads(from: ThreadParts, to: ThreadParts, seconds: number): string {
+  if (to.size === 0) return '— (not told: the kernel has no schedstat)';
+  const pct = (x: number) => fmt((100 * x) / seconds, 1);
+  return ['main', 'feeds', 'tracking', 'other']
+    .filter((name) => to.has(name))
+    .map((name) => {
+      const a = from.get(name) ?? { cpu: 0, wait: 0 };
+      const b = to.get(name)!;
+      return `${name} ${pct(b.cpu - a.cpu)} / ${pct(b.wait - a.wait)}`;
+    })
+    .join(', ');
 }
 
 /** The rebuilds ended between two instants: how many, and each part's mean. */
@@ -891,7 +921,7 @@ async function main() {
     const cpu = new CpuMeter(admin, database);
     const profile = new QueryProfile(admin, database);
     /** The CPU figures and the feeds' rebuild parts (the service's /metrics) at one instant. */
-    const sampled = async () => ({ ...(await cpu.sample()), rebuilds: await rebuildParts(baseUrl), t: Date.now() });
+    const sampled = async () => ({ ...(await cpu.sample()), ...(await serviceMetrics(baseUrl)), t: Date.now() });
     let last = await sampled();
     const runStart = Date.now();
     running = true;
@@ -930,6 +960,7 @@ async function main() {
         ...(F.analyzeMs.count() > 0 ? [`  the bench's passes in autovacuum's stead (autovacuum off; --analyze ${ANALYZE_MODE}) ${F.analyzeMs.describe()}, tables analysed ${F.analyzedTables.describe(0, '')}, vacuumed ${F.vacuumedTables.describe(0, '')} per pass`] : []),
         `  garbage collector, each second: longest pause ${F.gcPauseMs.describe(since)}; pauses in all ${F.gcTotalMs.describe(since)}; longest major pause ${F.gcMajorMs.describe(since)}`,
         `  feed rebuilds (the service's /metrics): ${describeRebuilds(last.rebuilds, c.rebuilds)}`,
+        `  the service's threads (its /metrics), % of a core on a CPU / waiting for one: ${describeThreads(last.threads, c.threads, seconds)}`,
         `  CPU: server ${fmt((100 * (c.serverS - last.serverS)) / seconds)} %, PostgreSQL backends ${fmt((100 * (c.postgresS - last.postgresS)) / seconds)} %, load generator ${fmt((100 * (c.benchS - last.benchS)) / seconds)} %; server RSS ${fmt(child?.pid ? rssMb(child.pid) : NaN)} MB; load average ${loadavg()[0]!.toFixed(1)}`,
       ].join('\n');
       last = c;

@@ -77,6 +77,15 @@ describe.runIf(engine === 'postgres')('the feeds built on their worker thread (P
   /** A GTFS-Realtime answer's header timestamp. */
   const headerAt = (res: { statusCode: number; rawPayload: Buffer }) => (res.statusCode === 200 ? Number(rt.FeedMessage.decode(res.rawPayload).header.timestamp) : -1);
 
+  it.runIf(process.platform === 'linux')("names its thread `feeds` (top -H, ps -L), whose CPU time /metrics tells apart from the service's own", async () => {
+    // The worker is started by the first feed asked for.
+    expect((await f.t.app.inject({ url: `/api/v4/groups/${f.g}/gtfs-rt/vehicle-positions` })).statusCode).toBe(200);
+    const text = (await f.t.app.inject({ url: '/metrics' })).body;
+    const cpu = (thread: string) => Number(new RegExp(`^transit_ops_thread_cpu_seconds_total\\{thread="${thread}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(cpu('feeds')).toBeGreaterThan(0);
+    expect(cpu('main')).toBeGreaterThan(0);
+  });
+
   it('is the one the app uses, and serves every feed as the service thread builds it, byte for byte', async () => {
     expect(f.t.ctx.services.feeds.offThread).toBe(true);
     expect(here.ctx.services.feeds.offThread).toBe(false);

@@ -79,5 +79,10 @@ describe('platform HTTP behaviour', () => {
     expect(r.status).toBe(200);
     expect(r.body).toContain('transit_ops_http_request_duration_seconds');
     expect(r.body).toContain('transit_ops_process_cpu_user_seconds_total');
+    // Each thread's time on a CPU and waiting for one (os-threads.ts), where the kernel tells it.
+    if (process.platform === 'linux') {
+      expect(r.body).toMatch(/^transit_ops_thread_cpu_seconds_total\{thread="main"\} \d+(\.\d+)?(e[-+]\d+)?$/m);
+      expect(r.body).toMatch(/^transit_ops_thread_wait_seconds_total\{thread="main"\} \d+(\.\d+)?(e[-+]\d+)?$/m);
+    }
   });
 });

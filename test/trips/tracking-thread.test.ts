@@ -119,6 +119,16 @@ describe.runIf(engine === 'postgres')('trip tracking recomputed on its own threa
     expect(Math.min(...all)).toBe(0);
   });
 
+  it.runIf(process.platform === 'linux')("names its thread `tracking` (top -H, ps -L), the one at the lower priority, whose CPU time /metrics tells apart", async () => {
+    const f = fixtures.get('on')!;
+    expect(await refreshDirty(f.t.db, { groupId: f.g })).toBe(0);
+    const named = readdirSync('/proc/self/task').filter((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'tracking');
+    expect(named).toHaveLength(1);
+    expect(Number(readFileSync(`/proc/self/task/${named[0]}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])).toBe(TRACKING_THREAD_NICE);
+    const text = (await inject(f.t, { url: '/metrics' })).body;
+    expect(Number(/^transit_ops_thread_cpu_seconds_total\{thread="tracking"\} (\S+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
+  });
+
   it('a read recomputes the trips it covers first, on the thread: reports stored without the refresh after ingest are in the trip object it answers (S2 at 07:10:30 ±30 s)', async () => {
     const f = fixtures.get('on')!;
     f.statements.length = 0;

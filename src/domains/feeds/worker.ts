@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openPostgres } from '../../platform/db/postgres.js';
+import { nameThisThread } from '../../platform/os-threads.js';
 import { UnderWay } from '../../platform/under-way.js';
 import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { finish, readSnapshot, type SnapshotSettings } from './cache.js';
@@ -35,6 +36,7 @@ function movable(a: Answer): ArrayBuffer[] {
 
 /** The worker's life: its database, the snapshots it holds, the asks it answers (state of the thread, in this function's scope). */
 async function serve(port: MessagePort, setup: WorkerSetup) {
+  nameThisThread('feeds');
   const db = await openPostgres({ connectionString: setup.connectionString, poolSize: setup.poolSize, schema: setup.schema });
   await db.changes.start();
   const settings: SnapshotSettings = { feeds: setup.feeds, predictions: setup.predictions };

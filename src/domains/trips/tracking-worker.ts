@@ -3,10 +3,10 @@
  * ingest and the worker (TrackingRefresh), and the reads' refreshes, on a database pool of its own
  * (its caches kept exact by its own change feed, as another instance's would be).
  */
-import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { openPostgres } from '../../platform/db/postgres.js';
+import { nameThisThread, ownThreadId } from '../../platform/os-threads.js';
 import type { ThreadAnswer } from '../../platform/thread.js';
 import type { TrackingAnswer, TrackingAsk, TrackingSetup } from './tracking-thread.js';
 import { refreshDirty, TrackingRefresh } from './tracking.js';
@@ -15,13 +15,16 @@ import { refreshDirty, TrackingRefresh } from './tracking.js';
 function lowerPriority(nice: number, warn: (what: string) => void): void {
   if (nice === 0) return;
   try {
-    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), nice);
+    const id = ownThreadId();
+    if (id === undefined) throw new Error('no /proc/thread-self to tell its own id');
+    setPriority(id, nice);
   } catch (err) {
     warn(`the tracking's thread runs at the service's priority (its own could not be lowered: ${err instanceof Error ? err.message : String(err)})`);
   }
 }
 
 async function serve(port: MessagePort, setup: TrackingSetup) {
+  nameThisThread('tracking');
   lowerPriority(setup.nice, (message) => port.postMessage([-1, { ok: false, message } satisfies ThreadAnswer<TrackingAnswer>]));
   const db = await openPostgres({ connectionString: setup.connectionString, poolSize: setup.poolSize, schema: setup.schema });
   await db.changes.start();
