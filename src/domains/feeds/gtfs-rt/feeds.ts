@@ -5,7 +5,7 @@
  * `tm:<YYYYMMDD>:<trip_id>[:<start_time>]`, `shape:<shape_id>`, `stop:<stop_id>`.
  */
 import GtfsRealtimeBindings from 'gtfs-realtime-bindings';
-import { Writer } from 'protobufjs';
+import { Reader, Writer } from 'protobufjs';
 import { HTTP_URL_PATTERN } from '../../../platform/http/params.js';
 import { slices, SLICE_MS } from '../../../platform/slices.js';
 import { serviceDayStart, addDays } from '../../../platform/time.js';
@@ -285,21 +285,15 @@ export function tripModificationsObject(net: NetworkNow): Record<string, unknown
 
 /**
  * What follows the header in an encoded FeedMessage: the header is field 1, written first
- * (tag 0x0A, a varint length, the header), so the rest is the entities. It fingerprints the
- * content without its timestamp, at no second encoding.
+ * (tag 0x0A, a varint length, the header; read with protobufjs's Reader), so the rest is the
+ * entities. It fingerprints the content without its timestamp, at no second encoding.
  */
 function afterHeader(body: Uint8Array): Buffer {
-  if (body[0] !== 0x0a) throw new Error('a FeedMessage starts with its header');
-  let length = 0;
-  let shift = 0;
-  let i = 1;
-  for (;;) {
-    const b = body[i++]!;
-    length += (b & 0x7f) * 2 ** shift;
-    shift += 7;
-    if (b < 0x80) break;
-  }
-  return Buffer.from(body.buffer, body.byteOffset + i + length, body.byteLength - i - length);
+  const r = Reader.create(body);
+  // Field 1, length-delimited: (1 << 3) | 2.
+  if (r.uint32() !== 0x0a) throw new Error('a FeedMessage starts with its header');
+  r.skipType(2);
+  return Buffer.from(body.buffer, body.byteOffset + r.pos, body.byteLength - r.pos);
 }
 
 /**
