@@ -26,8 +26,8 @@ export function ownThreadId(): number | undefined {
  * Names the calling thread (Linux; elsewhere, or where it cannot, nothing happens: the name only
  * helps whoever looks). A thread it starts afterwards inherits the name: libuv's pool (zlib, file
  * and crypto work) would be counted as this thread's if this thread started it, but the service's
- * thread has started it before any worker runs (module loading alone does: a worker started first
- * thing in a fresh process still had the pool's threads unnamed).
+ * thread has started it before any worker runs: in a fresh process whose first work was a worker
+ * naming itself and then gzipping, the pool's threads were still unnamed (checked 2026-12-06).
  */
 export function nameThisThread(name: ThreadName): void {
   try {
