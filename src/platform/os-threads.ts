@@ -3,9 +3,9 @@
  * named or reported). A worker thread names itself (nameThisThread: `top -H`, `ps -L` and
  * /metrics then tell the feeds' and the tracking's threads apart from the service's), and
  * /metrics reports, by thread, the CPU time each took and the time each waited, ready to run, for
- * a CPU (the kernel's schedstat). The second is what a machine short of cores costs: the feeds'
- * rebuild of a city on two cores waited about as long as it ran (bench/RESULTS.md, 2026-12-06),
- * and the feeds are that much further behind the reports (docs/operations.md, sizing).
+ * a CPU (the kernel's schedstat). The second is what a machine short of cores costs: a city's
+ * feeds thread on two cores waited 1.4 s of each 3.9-s rebuild for a core (bench/RESULTS.md,
+ * 2026-12-06), and the feeds are that much further behind the reports (docs/operations.md, sizing).
  */
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 
