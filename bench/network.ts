@@ -56,13 +56,17 @@
  * checkpoint_timeout, is refused by the server; log_min_duration_statement=20 puts the service's
  * statements of 20 ms or more in the server's log), --trip-reads N (the trip objects read a second by
  * the trip object reader, 1: its p99 over a 5-minute run is then its 3rd longest read; 4 gives a
- * steadier tail for comparing two runs), --help.
+ * steadier tail for comparing two runs), --load-nice N (0: this load generator's every thread set to
+ * nice N once the measured run's service is started, the service left at the nice it was started
+ * with: the devices and consumers it plays are other machines in a deployment, and at 19 it takes
+ * the CPU the service leaves rather than a share of it; its own figures, batch latency as its
+ * threads had the answers and the ages it reads, may then come late, never early), --help.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg, setPriority, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -97,6 +101,7 @@ const { values: args } = parseArgs({
     analyze: { type: 'string', default: 'autovacuum' },
     'database-setting': { type: 'string', multiple: true, default: [] },
     'trip-reads': { type: 'string', default: '1' },
+    'load-nice': { type: 'string', default: '0' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -120,6 +125,8 @@ const DATABASE_SETTINGS = args['database-setting']!.map((setting) => {
 const STEADY_AFTER_S = Number(args['steady-after']);
 const TRIP_READS = Number(args['trip-reads']);
 if (!(TRIP_READS > 0 && TRIP_READS <= 20)) throw new Error(`--trip-reads ${args['trip-reads']}: trip objects read a second, more than 0 and at most 20`);
+const LOAD_NICE = Number(args['load-nice']);
+if (!(Number.isInteger(LOAD_NICE) && LOAD_NICE >= 0 && LOAD_NICE <= 19)) throw new Error(`--load-nice ${args['load-nice']}: a nice value from 0 to 19`);
 const GROUP = 'netbench';
 const ADMIN = { email: 'netbench@transit-ops.example', password: `netbench-${randomBytes(6).toString('hex')}` };
 const STALE_S = 300;
@@ -808,6 +815,24 @@ function serviceDate(tz: string): string {
   return d.toISODate()!;
 }
 
+/**
+ * Sets every thread of this process to nice `n` (Linux: a thread's own priority, its id from
+ * /proc/self/task), the threads it starts afterwards inheriting it; returns how many. The service,
+ * a child started before, keeps its own. A raise of nice needs no privilege.
+ */
+function loadNice(n: number): number {
+  let set = 0;
+  for (const id of readdirSync('/proc/self/task')) {
+    try {
+      setPriority(Number(id), n);
+      set++;
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return set;
+}
+
 // ---- Main ---------------------------------------------------------------------------------------
 
 async function main() {
@@ -862,6 +887,7 @@ async function main() {
     const offset = peak.toMillis() - Date.now();
     const now = () => Date.now() + offset;
     await startServer(urlOf(database), offset, true);
+    if (LOAD_NICE > 0) log(`the load generator at nice ${LOAD_NICE}: ${loadNice(LOAD_NICE)} of its threads`);
     await login();
     simulator.setBaseUrl(baseUrl);
     if (simulator.start) {
