@@ -108,9 +108,12 @@ describe.runIf(engine === 'postgres')('trip tracking recomputed on its own threa
     },
   );
 
+  /** A thread's nice value (field 19 of /proc/self/task/<tid>/stat, after the parenthesised name). */
+  const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+
   it(`runs at nice ${TRACKING_THREAD_NICE} (Linux), the service's other threads at the process's: on a full machine the device answers and the feeds go first`, async () => {
-    /** This process's threads, by id, with their nice values (field 19 of /proc/self/task/<tid>/stat, after the parenthesised name). */
-    const nices = () => readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
+    /** This process's threads' nice values. */
+    const nices = () => readdirSync('/proc/self/task').map(niceOf);
     const f = fixtures.get('on')!;
     // Started by the batches of the test before (a thread of its own, used).
     expect(await refreshDirty(f.t.db, { groupId: f.g })).toBe(0);
@@ -124,7 +127,7 @@ describe.runIf(engine === 'postgres')('trip tracking recomputed on its own threa
     expect(await refreshDirty(f.t.db, { groupId: f.g })).toBe(0);
     const named = readdirSync('/proc/self/task').filter((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'tracking');
     expect(named).toHaveLength(1);
-    expect(Number(readFileSync(`/proc/self/task/${named[0]}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])).toBe(TRACKING_THREAD_NICE);
+    expect(niceOf(named[0]!)).toBe(TRACKING_THREAD_NICE);
     const text = (await inject(f.t, { url: '/metrics' })).body;
     expect(Number(/^transit_ops_thread_cpu_seconds_total\{thread="tracking"\} (\S+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
   });
