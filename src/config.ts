@@ -148,6 +148,8 @@ export interface PredictionsConfig {
   minSamples: number;
   /** The least time between the predicted end of a trip and the start of the next trip of its block. */
   minLayoverSeconds: number;
+  /** An overdue stop's prediction is held to its block's next step of this many seconds (predict.ts heldClock); 1: to the second. */
+  clockStepSeconds: number;
 }
 
 export interface PredictionSamplesConfig {
@@ -254,6 +256,7 @@ export const ENVIRONMENT = Type.Object({
   PREDICTIONS_BAND_MINUTES: env.int({ default: 60, min: 5, max: 1440, description: 'width of the time-of-day bands the running times are learned by' }),
   PREDICTIONS_MIN_SAMPLES: env.int({ default: 5, min: 1, max: 10_000, description: 'runs a segment needs in its day type and band to be learned; below, predictions use the scheduled running time' }),
   PREDICTIONS_MIN_LAYOVER_SECONDS: env.int({ default: 180, min: 0, max: 7200, description: 'least time between the predicted end of a trip and the start of the next trip of its block' }),
+  PREDICTIONS_CLOCK_STEP_SECONDS: env.int({ default: 15, min: 1, max: 60, description: "a stop whose predicted time has passed while its vehicle has not reached it yet is predicted at the next step of this many seconds of the clock (each block with a step phase of its own), not at the current second: an overdue vehicle's predictions then change once a step, not at every rebuild of the feeds, and are never more than this late against the clock (1–60; 1: the current second)" }),
   PREDICTION_SAMPLES_JOB: env.bool({ default: true, description: 'this instance samples what the predictions publish, once a minute, for `GET stats/predictions` (`src/domains/predictions/samples.ts`)' }),
   PREDICTION_SAMPLES_RETENTION_DAYS: env.int({ default: 90, min: 1, max: 3660, description: 'samples of service dates older than this are deleted (1–3660)' }),
   PREDICTION_SAMPLES_MAX_HORIZON_MINUTES: env.int({ default: 60, min: 1, max: 180, description: 'stops predicted farther ahead than this are not sampled (1–180)' }),
@@ -331,6 +334,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       bandMinutes: e.PREDICTIONS_BAND_MINUTES,
       minSamples: e.PREDICTIONS_MIN_SAMPLES,
       minLayoverSeconds: e.PREDICTIONS_MIN_LAYOVER_SECONDS,
+      clockStepSeconds: e.PREDICTIONS_CLOCK_STEP_SECONDS,
     },
     predictionSamples: {
       job: e.PREDICTION_SAMPLES_JOB,

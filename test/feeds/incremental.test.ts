@@ -43,15 +43,26 @@ describe('a snapshot read with the previous one', () => {
     expect(kept(again, first)).toEqual(['T3', 'T2', 'T4']);
   });
 
-  it('the clock alone moves T3 (its bus not at S2 at 08:42, expected there now): T3 made anew, T2 and T4 kept, the whole as read from nothing', async () => {
+  it('the clock alone moves T3 (its bus not at S2 at 08:42, expected there within the 15 s after now: its step of the clock): T3 made anew, T2 and T4 kept, the whole as read from nothing; up to that time T3 kept, a second after it made anew a step later', async () => {
     const first = await read();
     f.clock.advance(7 * 60_000);
+    const at = f.clock.now();
     const next = await read(first);
-    const scratch = await read();
-    expect(next.trips).toEqual(scratch.trips);
+    expect(next.trips).toEqual((await read()).trips);
     expect(kept(next, first)).toEqual(['T2', 'T4']);
-    // Held to the clock: expected at S2 (scheduled 08:40) at 08:42, now.
-    expect(byTrip(next).get('T3')!.calls[1]!.expected_arrival_at).toEqual(f.clock.now());
+    // Held to its block's step of the clock (PREDICTIONS_CLOCK_STEP_SECONDS, 15): expected at S2 (scheduled 08:40) in the 15 s after 08:42.
+    const held = byTrip(next).get('T3')!.calls[1]!.expected_arrival_at!.getTime();
+    expect(held - at.getTime()).toBeGreaterThan(0); // T3's phase: 10 s
+    expect(held - at.getTime()).toBeLessThan(15_000);
+    f.clock.set(new Date(held));
+    const within = await read(next);
+    expect(kept(within, next)).toEqual(['T3', 'T2', 'T4']);
+    f.clock.advance(1000);
+    const past = await read(within);
+    expect(past.trips).toEqual((await read()).trips);
+    expect(kept(past, within)).toEqual(['T2', 'T4']);
+    expect(byTrip(past).get('T3')!.calls[1]!.expected_arrival_at!.getTime()).toBe(held + 15_000);
+    f.clock.set(at);
   });
 
   it('a report on T3 (S2 passed at 08:43, 3 minutes late): T3 and T4 (told with its bus\'s last observation) made anew, T2 kept, the whole as read from nothing; a new GTFS version keeps nothing', async () => {

@@ -3,7 +3,7 @@
  * here whose truth is known. Times are seconds since the start of the service day.
  */
 import { describe, expect, it } from 'vitest';
-import { predictBlock, scheduledPassings, type PlannedTrip, type PredictOptions, type SegmentLookup, type SegmentStats } from '../../src/domains/predictions/predict.js';
+import { heldClock, predictBlock, scheduledPassings, type PlannedTrip, type PredictOptions, type SegmentLookup, type SegmentStats } from '../../src/domains/predictions/predict.js';
 
 const h = (hh: number, mm = 0, ss = 0) => hh * 3600 + mm * 60 + ss;
 
@@ -51,6 +51,44 @@ describe('predictBlock', () => {
     const [p] = predictBlock([trip], { kind: 'passed', stop_sequence: 1, at: h(8) }, opts(table({}), h(8, 9)));
     expect(p!.stops[0]!.departure).toBe(h(8, 9));
     expect(p!.stops[1]!.departure).toBe(h(8, 14));
+  });
+
+  it('a stop overdue is predicted at the held clock given (heldNow); a stop still ahead of now, even before it, keeps its own time; a held clock before now is not used', () => {
+    const trip = line('T1', h(8));
+    // Left S1 at 08:00; S2 due at 08:05. At 08:09, S2 is overdue: held to 08:09:12, S3 five minutes after.
+    const [held] = predictBlock([trip], { kind: 'passed', stop_sequence: 1, at: h(8) }, opts(table({}), h(8, 9), { heldNow: h(8, 9, 12) }));
+    expect(held!.stops.map((s) => s.departure)).toEqual([h(8, 9, 12), h(8, 14, 12), h(8, 19, 12)]);
+    // At 08:04:55, S2 (08:05) is still ahead: its time is kept though the held clock is later.
+    const [ahead] = predictBlock([trip], { kind: 'passed', stop_sequence: 1, at: h(8) }, opts(table({}), h(8, 4, 55), { heldNow: h(8, 5, 7) }));
+    expect(ahead!.stops.map((s) => s.departure)).toEqual([h(8, 5), h(8, 10), h(8, 15)]);
+    // A held clock before now: now.
+    const [early] = predictBlock([trip], { kind: 'passed', stop_sequence: 1, at: h(8) }, opts(table({}), h(8, 9), { heldNow: h(8, 8) }));
+    expect(early!.stops[0]!.departure).toBe(h(8, 9));
+    // A bus late for its start at the terminal, and the block's next trip it makes late: held alike.
+    const [late, next] = predictBlock([trip, line('T2', h(8, 16))], { kind: 'at_terminal' }, opts(table({}), h(8, 4), { heldNow: h(8, 4, 9), minLayoverSeconds: 60 }));
+    expect(late!.stops.map((s) => s.departure)).toEqual([h(8, 4, 9), h(8, 9, 9), h(8, 14, 9), h(8, 19, 9)]);
+    expect(next!.stops[0]!.departure).toBe(h(8, 20, 9));
+  });
+
+  it('heldClock: within the step after now (15 s), the same through a key\'s step then a step later, the phases of 3,000 keys spread over the step; a step of 1 s is now itself', () => {
+    const step = 15;
+    const now = h(8, 30) + 0.25;
+    const keys = Array.from({ length: 3000 }, (_, i) => `trip-${i}`);
+    const phases = new Map<number, number>();
+    for (const key of keys) {
+      const at = heldClock(now, key, step);
+      expect(at).toBeGreaterThanOrEqual(now);
+      expect(at).toBeLessThan(now + step);
+      expect(Number.isInteger(at)).toBe(true);
+      // Every instant up to it gives it; the instant after, a step later.
+      for (let t = now; t <= at; t += 0.5) expect(heldClock(t, key, step)).toBe(at);
+      expect(heldClock(at + 0.001, key, step)).toBe(at + step);
+      phases.set(at % step, (phases.get(at % step) ?? 0) + 1);
+    }
+    // 200 keys a phase on average: each phase holds at least half that (a block's rebuild moves a share of the network, not all of it).
+    expect(phases.size).toBe(step);
+    for (const n of phases.values()) expect(n).toBeGreaterThan(100);
+    expect(heldClock(now, 'trip-1', 1)).toBe(now);
   });
 
   it('published times are whole seconds a second apart at least from stop to stop (GTFS-RT E022): stops held to now, a segment of 0 s, fractional medians', () => {

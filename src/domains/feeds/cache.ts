@@ -92,7 +92,7 @@ export type Recipe = (net: NetworkNow, state: unknown) => Built | Promise<Built>
 /** What a snapshot is read with (the configuration's feeds and predictions). */
 export interface SnapshotSettings {
   feeds: Pick<Config['feeds'], 'staleVehicleSeconds' | 'etHorizonMinutes'>;
-  predictions: Pick<Config['predictions'], 'minSamples' | 'minLayoverSeconds'>;
+  predictions: Pick<Config['predictions'], 'minSamples' | 'minLayoverSeconds' | 'clockStepSeconds'>;
 }
 
 /**

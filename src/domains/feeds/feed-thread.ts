@@ -55,7 +55,7 @@ export interface WorkerSetup {
   schema: string | undefined;
   poolSize: number;
   feeds: Config['feeds'];
-  predictions: Pick<Config['predictions'], 'minSamples' | 'minLayoverSeconds'>;
+  predictions: Pick<Config['predictions'], 'minSamples' | 'minLayoverSeconds' | 'clockStepSeconds'>;
 }
 
 /** How long a rebuild's parts took on the thread that did them (ms): reading the snapshot, building the outputs served with it. */
@@ -99,7 +99,7 @@ export class FeedThread extends ThreadClient<Exclude<Ask, { op: 'close' }>, Answ
     if (!db.reopen) throw new Error('FEEDS_WORKER=on needs PostgreSQL (DATABASE_URL): the embedded database lives in the service thread');
     const setup: WorkerSetup = {
       ...db.reopen, poolSize: Math.min(WORKER_POOL_SIZE, config.databasePoolSize), feeds: config.feeds,
-      predictions: { minSamples: config.predictions.minSamples, minLayoverSeconds: config.predictions.minLayoverSeconds },
+      predictions: { minSamples: config.predictions.minSamples, minLayoverSeconds: config.predictions.minLayoverSeconds, clockStepSeconds: config.predictions.clockStepSeconds },
     };
     return new FeedThread({ title: "the feeds' worker thread", besideUrl: import.meta.url, module: 'worker', setup, onError, closeWithinMs });
   }

@@ -156,7 +156,7 @@ export async function networkNow(
   groupId: string,
   now: Date,
   o: {
-    staleVehicleSeconds: number; predictions: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>; memo?: ScheduleMemo; pause?: () => Promise<void>;
+    staleVehicleSeconds: number; predictions: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds' | 'clockStepSeconds'>; memo?: ScheduleMemo; pause?: () => Promise<void>;
     /** SIRI ET's horizon (FEEDS_ET_HORIZON_MINUTES, in seconds): also the trips whose vehicle is not known scheduled within it. */
     scheduleHorizonSeconds?: number;
     recompute?: boolean;
@@ -214,7 +214,7 @@ interface LiveDate {
  * `horizonSeconds`, the trips whose vehicle is not known yet.
  */
 async function liveOf(
-  db: Db, groupId: string, tz: string, date: string, now: Date, cfg: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'>, memo: ScheduleMemo, horizonSeconds: number, recompute: boolean,
+  db: Db, groupId: string, tz: string, date: string, now: Date, cfg: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds' | 'clockStepSeconds'>, memo: ScheduleMemo, horizonSeconds: number, recompute: boolean,
   previous: ReadonlyMap<string, TripPrediction> | undefined,
 ): Promise<LiveDate> {
   const ctx = { db, clock: { now: () => now }, config: { predictions: cfg } };

@@ -11,7 +11,9 @@
  *   `minSamples` runs; else the scheduled running time.
  * - From the vehicle's live state, each passing time ahead is the previous one plus the segment's
  *   running time, and never earlier than `now` (a vehicle that has not passed a stop yet passes it
- *   now at the earliest). Nothing pulls a late trip back to its schedule: it recovers only where
+ *   now at the earliest): a time already past is held to the block's next step of the clock
+ *   (`heldNow`, heldClock), so that an overdue vehicle's predictions move once a step, not at every
+ *   second the feeds are rebuilt. Nothing pulls a late trip back to its schedule: it recovers only where
  *   the learned running times are shorter than the scheduled ones.
  * - A trip leaves its first stop no earlier than its scheduled departure (terminal holding); the
  *   next trip of the block no earlier than the predicted arrival of the one before plus
@@ -72,6 +74,12 @@ export type LiveState =
 
 export interface PredictOptions {
   now: number;
+  /**
+   * What a time already past (a stop the vehicle has not passed, predicted before `now`) is held
+   * to: at least `now` (the default), e.g. the next step of the clock (heldClock). A time still
+   * ahead is kept as it is.
+   */
+  heldNow?: number;
   lookup: SegmentLookup;
   /** Learned segments with fewer runs than this fall back to the schedule. */
   minSamples: number;
@@ -130,7 +138,7 @@ export function predictBlock(trips: readonly PlannedTrip[], state: LiveState, o:
       const scheduled = sched[0]!;
       const slack = Math.max(0, scheduled - ready);
       const sigma = end ? Math.max(0, Math.sqrt(end.variance) - slack) : 0;
-      const departure = Math.max(scheduled, ready, o.now);
+      const departure = notPast(Math.max(scheduled, ready), o);
       start = { index: 0, departure, arrival: end ? Math.max(end.at, departure - dwellOf(trip.stops[0]!)) : departure - dwellOf(trip.stops[0]!), variance: sigma * sigma, emitFirst: true };
     }
     const predicted = strictlyIncreasing(propagate(trip, sched, start, o));
@@ -158,8 +166,8 @@ interface Start {
 function startFromState(trip: PlannedTrip, sched: readonly number[], state: LiveState, o: PredictOptions): Start {
   if (state.kind === 'at_terminal') {
     // spec: a trip waiting at a terminal cannot leave before its scheduled start
-    const departure = Math.max(sched[0]!, o.now);
-    return { index: 0, departure, arrival: Math.min(departure, o.now), variance: 0, emitFirst: true };
+    const departure = notPast(sched[0]!, o);
+    return { index: 0, departure, arrival: Math.min(departure, heldOf(o)), variance: 0, emitFirst: true };
   }
   const index = trip.stops.findIndex((s) => s.stop_sequence === state.stop_sequence);
   if (index < 0) throw new Error(`stop_sequence ${state.stop_sequence} is not a stop of trip ${trip.trip_id}`);
@@ -169,7 +177,7 @@ function startFromState(trip: PlannedTrip, sched: readonly number[], state: Live
     // The dwell learned at this stop (it belongs to the segment into it), else the scheduled one.
     const into = index > 0 ? o.lookup({ pattern_key: trip.pattern_key, from_stop_id: trip.stops[index - 1]!.stop_id, to_stop_id: stop.stop_id, at: state.since }) : undefined;
     const dwell = into && into.n >= o.minSamples && into.median_dwell_s !== null ? into.median_dwell_s : dwellOf(stop);
-    let departure = Math.max(o.now, state.since + dwell);
+    let departure = notPast(state.since + dwell, o);
     if (index === 0) departure = Math.max(departure, sched[0]!);
     return { index, departure, arrival: state.since, variance: 0, emitFirst: true };
   }
@@ -199,14 +207,35 @@ function propagate(trip: PlannedTrip, sched: readonly number[], start: Start, o:
       sigma *= start.partial.remaining;
     }
     const departed = at;
-    at = Math.max(o.now, at + run);
+    at = notPast(at + run, o);
     variance += sigma * sigma;
     const isLast = i + 1 === stops.length - 1;
     const dwell = isLast ? 0 : learned && stats.median_dwell_s !== null ? stats.median_dwell_s : dwellOf(to);
-    const arrival = isLast ? at : Math.max(departed, Math.min(at, Math.max(o.now, at - dwell)));
+    const arrival = isLast ? at : Math.max(departed, Math.min(at, notPast(at - dwell, o)));
     out.push({ stop_id: to.stop_id, stop_sequence: to.stop_sequence, arrival, departure: at, uncertainty: Math.round(Math.sqrt(variance)), basis: learned ? 'history' : 'schedule' });
   }
   return out;
+}
+
+/** The time a past time is held to: `heldNow`, never before `now`. */
+const heldOf = (o: PredictOptions) => Math.max(o.now, o.heldNow ?? o.now);
+
+/** `t` when it is still ahead (at `now` or later), else the time a past time is held to. */
+const notPast = (t: number, o: PredictOptions) => (t >= o.now ? t : heldOf(o));
+
+/**
+ * The next step of the clock for a block (`key`): `now` moved up to the next multiple of `step`
+ * seconds, shifted by a phase of the key's own (0 to step − 1 s, a hash of it), so in [now, now +
+ * step). Held to it, an overdue vehicle's predictions are the same from one rebuild of the feeds
+ * to the next within a step; the phases spread a network's blocks over the step, so each rebuild
+ * moves a share of them, not all at once. `step` of 1 s or less: `now` itself.
+ */
+export function heldClock(now: number, key: string, step: number): number {
+  if (step <= 1) return now;
+  let h = 0x811c9dc5; // FNV-1a, 32 bits
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  const phase = (h >>> 0) % Math.floor(step);
+  return Math.ceil((now - phase) / step) * step + phase;
 }
 
 /**

@@ -14,7 +14,7 @@ import { scheduleMemoOf } from '../gtfs/schedule-memo.js';
 import { dayIndex, tripsOverlapping, type ScheduledTrip, type ServiceDay, type StoredStopTimes } from '../gtfs/service-days.js';
 import { storedTripIds, trackingOf, type TripTracking } from '../trips/tracking.js';
 import { dayTypesOf, loadModel } from './model.js';
-import { patternKey, predictBlock, type LiveState, type PlannedStop, type PlannedTrip, type PredictedStop, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
+import { heldClock, patternKey, predictBlock, type LiveState, type PlannedStop, type PlannedTrip, type PredictedStop, type PredictedTrip, type PredictionBasis, type SegmentLookup } from './predict.js';
 
 export interface PredictedStopTime {
   stop_id: string;
@@ -45,7 +45,7 @@ export interface TripPrediction {
 export interface PredictionContext {
   db: Db;
   clock: Clock;
-  config: { predictions: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds'> };
+  config: { predictions: Pick<PredictionsConfig, 'minSamples' | 'minLayoverSeconds' | 'clockStepSeconds'> };
 }
 
 /** How far after now the next trips of a block are predicted. */
@@ -187,7 +187,8 @@ export async function predictTrips(
     const state = liveState(live, secondsOf);
     // Tracking made on another version of the timetable may name stops this one lacks: no prediction then.
     if (state.kind !== 'at_terminal' && !planned[0]!.stops.some((s) => s.stop_sequence === state.stop_sequence)) continue;
-    const predicted = predictBlock(planned, state, { now: nowS, ...opts });
+    // Each block held to its own step of the clock when overdue (heldClock: the feeds' rebuilds then move a share of a network's late vehicles, not all).
+    const predicted = predictBlock(planned, state, { now: nowS, heldNow: heldClock(nowS, live.trip_id, cfg.clockStepSeconds), ...opts });
     predicted.forEach((p, i) => {
       // A trip's own live state beats a prediction through its block.
       if (i > 0 && out.has(p.trip_id)) return;
