@@ -31,7 +31,7 @@
  *
  * Options: --days N (past weekdays of history, 5), --routes L1,L2 (all), --from 06:30 --to 10:00
  * (the replayed window), --date YYYY-MM-DD (the held-out weekday), --seed N, --replay api | tables,
- * --gps-noise M (8), --position-every S (10); ENGINE=pglite (default without DATABASE_URL) | postgres.
+ * --gps-noise M (8), --position-every S (10), --clock-step S (PREDICTIONS_CLOCK_STEP_SECONDS: the service's default, 15); ENGINE=pglite (default without DATABASE_URL) | postgres.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -67,6 +67,7 @@ const { values: args } = parseArgs({
     replay: { type: 'string', default: 'api' },
     'gps-noise': { type: 'string', default: '8' },
     'position-every': { type: 'string', default: '10' },
+    'clock-step': { type: 'string' },
   },
 });
 const ENGINE = (process.env['ENGINE'] ?? (process.env['DATABASE_URL'] ? 'postgres' : 'pglite')) as 'postgres' | 'pglite';
@@ -81,6 +82,8 @@ const LAYOVER_S = 180;
 const REPLAY = args.replay === 'tables' ? 'tables' : 'api';
 const GPS_NOISE_M = Number(args['gps-noise']);
 const POSITION_EVERY = Number(args['position-every']);
+/** PREDICTIONS_CLOCK_STEP_SECONDS for the replayed day (the service's default when not given). */
+const CLOCK_STEP = args['clock-step'] === undefined ? undefined : Number(args['clock-step']);
 const BANDS: [number, number][] = [[0, 5], [5, 10], [10, 20], [20, 30]];
 
 const net = generateNetwork(SEED);
@@ -249,7 +252,9 @@ async function main() {
   const started = Date.now();
   const { db, drop } = await benchDatabase(ENGINE);
   const clock = fixedClock(instantOf(DAY, 4 * 3600, TZ));
-  const app = await buildApp({ config: testConfig({ logLevel: 'silent' }), db, clock, logger: false });
+  const defaults = testConfig({ logLevel: 'silent' });
+  const config = CLOCK_STEP === undefined ? defaults : testConfig({ logLevel: 'silent', predictions: { ...defaults.predictions, clockStepSeconds: CLOCK_STEP } });
+  const app = await buildApp({ config, db, clock, logger: false });
   try {
     const ctx = app.ctx;
     await createGroup(ctx, { group_id: GROUP, name: 'Bench (demo network)', timezone: TZ });
@@ -389,7 +394,7 @@ async function main() {
     console.log('');
     console.log(`engine                   ${ENGINE}; demo network seed ${SEED}${routes ? `, routes ${[...routes].join(',')}` : ', all routes'} (timetable trips; frequency trips are not predicted)`);
     console.log(`history                  ${history.length} weekdays (${history[history.length - 1]} … ${history[0]}), ${fmt(historyTrips)} trips, written to the tracking tables directly in ${fmt(historyMs / 1000, 1)} s`);
-    console.log(`model                    ${fmt(model.runs)} runs, ${fmt(model.segments)} segments, built in ${fmt(model.took_ms)} ms (bands of ${ctx.config.predictions.bandMinutes} min, min samples ${ctx.config.predictions.minSamples})`);
+    console.log(`model                    ${fmt(model.runs)} runs, ${fmt(model.segments)} segments, built in ${fmt(model.took_ms)} ms (bands of ${ctx.config.predictions.bandMinutes} min, min samples ${ctx.config.predictions.minSamples}; overdue stops held to steps of ${ctx.config.predictions.clockStepSeconds} s)`);
     console.log(REPLAY === 'api'
       ? `replay                   ${DAY} ${args.from}–${args.to}, ${dayTrips} trips, through the device API (Fastify inject): ${fmt(device.items)} reports (positions every ${POSITION_EVERY} s, ${GPS_NOISE_M} m GPS noise, arrival and departure events) in ${fmt(device.requests)} requests, ${fmt(device.rejected)} rejected, ${fmt(device.ms / 1000, 1)} s`
       : `replay                   ${DAY} ${args.from}–${args.to}, ${dayTrips} trips, passages written to the tracking tables each minute (--replay tables: not through the device API)`);
